@@ -395,11 +395,11 @@ def _not_a_config_file(path: Path) -> str:
             else "a socket" if stat.S_ISSOCK(mode) else "a device"
         )  # fmt: skip
     except FileNotFoundError:
-        what = f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() else "not a file"
+        what = f"a link to {path_named(os.readlink(path))}, which does not exist" if path.is_symlink() else "not a file"
     except OSError as exc:
         what = f"a path that cannot be looked up ({exc.strerror})"
     return (
-        f"{path} is no configuration file: it is {what}. Passed over, a configuration further up (or none) "
+        f"{path_named(path)} is no configuration file: it is {what}. Passed over, a configuration further up (or none) "
         f"would be used instead; make it the file, remove it, or name the configuration with {argument('path', 'PATH', option='--config PATH')}"
     )
 

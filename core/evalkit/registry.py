@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
 from .problem_texts import bounded_problem, clipped, too_long
-from .wording import quoted
+from .wording import EvalkitWords, quoted
 
 __all__ = [
     "DISABLE_ENV",
@@ -67,6 +67,9 @@ GROUPS = tuple(KIND_BY_GROUP)
 PLURALS = {"repository": "repositories"}
 #: Comma-separated entry-point names that are neither found by name nor loaded with their group.
 DISABLE_ENV = "EVALKIT_DISABLE_PLUGINS"
+#: The name of a record standing for a distribution's entry points in a group when its
+#: ``entry_points.txt`` cannot be read: evalkit's words, not a name (messages write it unquoted).
+UNREADABLE_ENTRY_POINTS = EvalkitWords("(unreadable)")
 
 
 def plural(kind: str) -> str:
@@ -309,7 +312,7 @@ def _readable_distributions() -> Iterator[tuple[Any, tuple[PluginFailure, ...]]]
                 raw = b""
             named = [group for group in GROUPS if f"[{group}]".encode() in raw]
             reason = f"its entry_points.txt cannot be read ({exception_text(exc)}); none of its plugins is listed or loaded"
-            yield None, tuple(PluginFailure(PluginRecord(group, "(unreadable)", "", _folder_name(dist), _folder_place(dist)), reason) for group in named)
+            yield None, tuple(PluginFailure(PluginRecord(group, UNREADABLE_ENTRY_POINTS, "", _folder_name(dist), _folder_place(dist)), reason) for group in named)
             continue
         yield dist, ()
 

@@ -31,7 +31,7 @@ from ..storage.protocols import ResultRepository
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
-from ..wording import argument
+from ..wording import argument, path_named
 from .arguments import (
     CALLBACK,
     DATABASE,
@@ -72,7 +72,7 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
 
         path = missing_store(url)
         if path is not None:
-            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
+            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path_named(path)} yet, so there is no run to find (the first run creates it)")
     repository = open_repository(url)
     try:
         yield repository

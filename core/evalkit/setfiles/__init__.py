@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ConfigError
-from ..wording import counted
+from ..wording import counted, path_named
 from .documents import SUFFIXES, FileSyntaxError, SetDocument, read_document
 from .problems import FileProblem, SetFileError, format_path, kept_file_problems, quoted
 
@@ -179,7 +179,7 @@ def expand_patterns(
         if not glob.has_magic(pattern):
             found, cause = _what_is_there(full)
             if cause is not None:
-                looked = f" (looked in {root})" if cause == "does not exist" else ""
+                looked = f" (looked in {path_named(root)})" if cause == "does not exist" else ""
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but {cause}{looked}"))
                 continue
             if found == "folder":
@@ -192,7 +192,7 @@ def expand_patterns(
             folder = _fixed_folder(pattern) if os.path.isabs(pattern) else os.path.normpath(os.path.join(root, _fixed_folder(pattern)))
             if boundary is not None and not boundary.may_hold_allowed(folder):
                 reason = boundary.outside(folder, folder=True)
-                problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
+                problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {path_named(folder)} {reason}"))
                 continue
             matched = sorted(set_file_names(glob_once(pattern, root_dir=root)))
             matches = [m for m in matched if os.path.isfile(m)]
