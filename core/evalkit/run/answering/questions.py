@@ -731,7 +731,10 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
 def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     record, deployment = resolved.record, resolved.deployment
     try:
-        retriever = registry.build(record, resolved.factory, deployment.options, deployment.table)
+        # bounded as each question is: a factory that never returned (a connection to a server that
+        # never answers) hung the command before anything was stored
+        within = (deployment.timeout, "the deployment's timeout")
+        retriever = registry.build(record, resolved.factory, deployment.options, deployment.table, within=within)
     except (PluginError, ConfigError) as exc:
         if deployment.name is None and config.deployments and not isinstance(exc, OptionsDeclarationError):
             raise UsageError(
