@@ -727,12 +727,16 @@ def test_no_line_evalkit_prints_is_a_ci_runners_command(cli, project) -> None:
 # --- A grader that never returns ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("grader", ["hostile.stuck_grader", "hostile.stuck_async_grader"], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    "grader", ["hostile.stuck_grader", "hostile.stuck_async_grader", "hostile.blocking_async_grader"], ids=["sync", "async", "async-blocking"]
+)
 @pytest.mark.parametrize("concurrency", ["1", "4"])
 def test_a_grader_that_never_returns_fails_that_grading_not_the_run(cli, project, grader, concurrency) -> None:
     """Grading one answer has a time limit (grade_timeout, default 600 s): a synchronous grader is
     interrupted (even one that swallows every Exception), an async one cancelled; the case's grading
-    fails, the other cases are graded, and the run is kept out of comparisons by its failed yardstick."""
+    fails, the other cases are graded, and the run is kept out of comparisons by its failed yardstick.
+    An async grader that blocks the event loop (``time.sleep`` in ``agrade``) was never cancelled,
+    the loop being stuck in it: the run hung for ever. It is interrupted, as a synchronous one is."""
     (project / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
     result = cli("run", "evalkit.smoke", "--grader", grader, "--concurrency", concurrency, "--json",
                  env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"}, timeout=60)  # fmt: skip
@@ -741,7 +745,7 @@ def test_a_grader_that_never_returns_fails_that_grading_not_the_run(cli, project
     assert document["status"] == "complete" and document["passed"] == 6, result.stderr[-1000:]
     (stuck,) = [case for case in document["cases"] if not case["passed"]]
     assert stuck["id"] == "two-plus-two" and stuck["yardstick"] == f"{grader}:failed"
-    how = "cancelled" if "async" in grader else "interrupted"
+    how = "cancelled" if grader == "hostile.stuck_async_grader" else "interrupted"
     assert stuck["checks"][0]["error"] == f"no grading within 1 s (grade_timeout); the grader was {how}"
 
 

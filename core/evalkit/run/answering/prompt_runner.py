@@ -50,7 +50,7 @@ from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
 from ...shapes import exception_message, exception_text, short_repr, whole_number
-from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
+from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_bounded_steps, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
 from .repeats import merge_answers
@@ -171,8 +171,8 @@ class _Answerer:
         self.options = dict(job.request_options)
         self.grade_async = offers(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
         # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
-        # grader runs unguarded.
-        self.guard_grading = not self.grade_async and alarms_reach_this_thread()
+        # grader runs unguarded, and an async grader that blocks the loop is not interrupted.
+        self.guard_grading = alarms_reach_this_thread()
         self.extras = job.extras
 
     async def answer(self, prompt: GoldenPrompt) -> CaseResult | None:
@@ -387,7 +387,11 @@ class _Answerer:
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:
-                    grading = await carried_async(grader.agrade(prompt, reply))
+                    grading_steps = carried_async(grader.agrade(prompt, reply))
+                    if self.guard_grading:  # each step under the alarm too: one that blocks the loop is interrupted
+                        grading = await alarm_bounded_steps(grading_steps, grade_timeout, TimeLimitExceeded)
+                    else:
+                        grading = await grading_steps
             elif self.guard_grading:
                 grading = alarm_bounded(carried, (grader.grade, prompt, reply), grade_timeout, TimeLimitExceeded)
             else:
@@ -396,7 +400,7 @@ class _Answerer:
             raise
         except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
             if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
-                how = "cancelled" if self.grade_async else "interrupted"
+                how = "interrupted" if isinstance(exc, TimeLimitExceeded) else "cancelled"
                 return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}", self.job.grader_name)
             return _failed_grading(grader, exception_text(exc), self.job.grader_name)
         try:

@@ -549,6 +549,29 @@ class StuckAsyncGrader:
         raise AssertionError("the synchronous grade() of an async grader was called")
 
 
+class BlockingAsyncGrader:
+    """An ``async`` grader that blocks the event loop on the stuck case (``time.sleep`` in
+    :meth:`agrade`, never awaiting) and swallows every ``Exception`` that interrupts it."""
+
+    name = "hostile.blocking_async_grader"
+
+    async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, except for the stuck case."""
+        if prompt.id == _stuck_case():
+            import time
+
+            while True:
+                try:
+                    time.sleep(3600)
+                except Exception:  # noqa: S112 - the hostile part
+                    continue
+        return Grading(score=1.0, passed=True, yardstick="hostile.blocking_async_grader")
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """Not called: evalkit awaits :meth:`agrade`."""
+        raise AssertionError("the synchronous grade() of an async grader was called")
+
+
 class ExitingGrader:
     """Calls ``sys.exit(0)`` when grading the case ``$EVALKIT_HOSTILE_STUCK`` names."""
 
