@@ -462,6 +462,26 @@ class StuckAsyncGenerator:
         return Answer(text="an answer", model="stuck-model")
 
 
+class BlockingAsyncGenerator:
+    """An ``async`` generator that blocks the event loop on the stuck case (``time.sleep`` in
+    :meth:`agenerate`, never awaiting) and swallows every ``Exception`` that interrupts it."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """An answer, except for the stuck case."""
+        if request.case_id == _stuck_case():
+            import time
+
+            while True:
+                try:
+                    time.sleep(3600)
+                except Exception:  # noqa: S112 - the hostile part
+                    continue
+        return Answer(text="an answer", model="stuck-model")
+
+
 class ExitingGenerator:
     """Calls ``sys.exit(0)`` for the case ``$EVALKIT_HOSTILE_STUCK`` names: a library that "exits"
     on an error, inside a run whose exit code is a CI gate."""
