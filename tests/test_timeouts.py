@@ -423,11 +423,12 @@ def test_a_coroutine_that_blocks_the_loop_is_interrupted_in_its_step_and_the_oth
         other = asyncio.ensure_future(beside())
         return tuple(await asyncio.gather(bounded, other, return_exceptions=True))
 
+    before = signal.getsignal(signal.SIGALRM)
     with alarm_scope():
         stopped, other = asyncio.run(both())
     assert isinstance(stopped, Outer) and reached == ["blocking"]
     assert other == "done"
-    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 def test_a_step_bounded_coroutine_returns_its_value_and_is_cancelled_where_it_awaits() -> None:

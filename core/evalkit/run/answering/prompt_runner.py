@@ -175,7 +175,7 @@ class _Answerer:
         self.options = dict(job.request_options)
         self.grade_async = offers(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
         # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
-        # grader runs unguarded, and an async grader that blocks the loop is not interrupted.
+        # grader runs unguarded, and an async grader or generator that blocks the loop is not interrupted.
         self.alarms_reach = alarms_reach_this_thread()
         self.extras = job.extras
 
