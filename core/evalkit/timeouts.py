@@ -391,7 +391,9 @@ class _BoundedSteps:
                 sent, thrown = None, exc
 
 
-def alarm_bounded_steps(coroutine: Coroutine[Any, Any, T], timeout_s: float, error: type[BaseException]) -> Awaitable[T]:
+def alarm_bounded_steps(
+    coroutine: Coroutine[Any, Any, T], timeout_s: float, error: type[BaseException]
+) -> Awaitable[T]:
     """``coroutine`` awaited with every step of it — its code from one ``await`` that suspends to the
     next, which runs with the event loop blocked — under :func:`alarm_bounded`, limited to what
     remains of ``timeout_s`` (counted from this call): a coroutine that blocks the loop (a
