@@ -161,6 +161,7 @@ def handle(args: Arguments) -> int:
             # detail keeps each question's score and the errored questions' cases).
             keep_cases=is_in_memory(database),
             judge_unjudged=args.judge_unjudged,
+            on_prepare=_still_preparing,
             **placement_options(args, _pipeline_scope(args)),
         )
     except (RunInterrupted, RunStoreFailed, RunInternalError) as exc:  # the line that resumes it, as this command was given
@@ -168,6 +169,15 @@ def handle(args: Arguments) -> int:
     finally:
         progress.stop()
     return _deliver(args, outcome, targets, database)
+
+
+def _still_preparing(retriever_id: str, seconds: float) -> None:
+    """Say on standard error that the retriever's ``prepare()`` (an index build, untimed) is still
+    running: without it a long one looked like a hung command."""
+    from ..wording import quoted
+    from .console import console
+
+    console(stderr=True).plain(f"still preparing retriever {quoted(retriever_id)} ({seconds:.0f} s)")
 
 
 def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
