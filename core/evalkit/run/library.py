@@ -27,7 +27,7 @@ from ..gate_settings import GateSettings, gate_from
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
-from ..storage.protocols import ResultRepository
+from ..storage.protocols import ResultRepository, capabilities
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
@@ -323,8 +323,6 @@ def _continued_repeats(
     no repeats: a resume line says none, and ``[run] repeats`` may have changed since the run began
     (pasted, it answered another number and was refused). An explicit other number is still
     refused (the run's cases would mix them); a note says when the configuration's were set aside."""
-    from ..storage.protocols import capabilities
-
     kept = answering.continued_repeats(capabilities(repository), run_id)
     if kept is None or kept == answering.repeats:
         return answering, wanted

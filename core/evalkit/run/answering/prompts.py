@@ -41,7 +41,7 @@ from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, table_key
 from ..decide import Judging, incomplete_reason, streams
 from ..limit_stops import limit_stop, reached_words
-from ..placement import Shard, continuing_call, continuing_words, prompt_run_provenance
+from ..placement import REPEATS, Shard, continuing_call, continuing_words, prompt_run_provenance, stored_provenance
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -414,8 +414,6 @@ class PromptAnswering:
         ``None`` when there is no such run, or nothing says. A caller that gives no repeats answers
         with these: ``[run] repeats`` may have changed since the run began, and a resume line
         pasted then would have answered another number and been refused."""
-        from ..placement import REPEATS, stored_provenance
-
         if run_id is None:
             try:
                 run_id = self.unfinished_run(store)
