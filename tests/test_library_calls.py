@@ -834,6 +834,54 @@ def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continu
     assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --resume in-4`")
 
 
+@pytest.mark.parametrize("stop", ["ctrl-c", "max-requests"])
+def test_a_stopped_library_run_of_the_configured_repeats_is_continued_with_them_by_the_same_arguments(
+    tmp_path: Path, stop: str
+) -> None:
+    """``[run] repeats = 3``, ``evaluate_set`` called without ``repeats=`` and interrupted (or stopped
+    by ``max_requests``): its line said ``evalkit.evaluate_set(<the in-code set …>, <the same
+    arguments>, run_id=…, resume=True)``; once the configuration said otherwise, the same arguments
+    answered another number of times and were refused ("use --repeats 3"). A call that gives no
+    repeats continues a run with its own; another number given is still refused."""
+    import re
+
+    from evalkit import evaluate_set
+    from evalkit.errors import RunInterrupted
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    config = tmp_path / "evalkit.toml"
+    config.write_text("[run]\nrepeats = 3\n")
+    inline = _inline_set(6)
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    if stop == "ctrl-c":
+        with pytest.raises(RunInterrupted) as interrupted:
+            evaluate_set(inline, database=url, cwd=tmp_path, run_id="rp-1", on_case=ctrl_c)
+        said = str(interrupted.value)
+    else:
+        (said,) = [
+            n
+            for n in evaluate_set(inline, database=url, cwd=tmp_path, run_id="rp-1", max_requests=3).notes
+            if "reached after" in n
+        ]
+    assert '<the same arguments>, run_id="rp-1", resume=True' in said, said
+    again = {name: int(value) for name, value in re.findall(r"(max_requests)=(\d+)", said)}
+    config.write_text("[run]\nrepeats = 1\n")
+    with pytest.raises(
+        UsageError, match="run rp-1 answered each prompt with repeats=3; this process would answer with repeats=1"
+    ):
+        evaluate_set(inline, database=url, cwd=tmp_path, run_id="rp-1", resume=True, repeats=1, **again)
+    resumed = evaluate_set(inline, database=url, cwd=tmp_path, run_id="rp-1", resume=True, **again)
+    assert resumed.run.status.value == "complete"
+    assert {case.answers for case in resumed.run.cases} == {3}
+    assert (
+        "Each prompt is answered 3 times, as the run continued was (repeats=3), not 1 as the configuration now says."
+        in resumed.notes
+    )
+
+
 def test_a_run_another_thread_of_this_process_answers_is_refused_naming_this_process(tmp_path: Path) -> None:
     """Two threads of one program calling evaluate_set on one run: the second was told the run "is
     being answered by another process", held by its own pid, and that a lease with no heartbeat for

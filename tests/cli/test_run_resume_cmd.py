@@ -563,26 +563,33 @@ def _kill_half_way(project, run_id: str, case_id: str) -> None:  # noqa: ANN001
 
 
 def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli, project) -> None:
-    # `--resume` of a run started with `--repeats 3` answered its missing prompts 5 times (or once,
-    # without --repeats) into it: its cases mixed 3 and 5 answers, and a budget measured a stored
-    # case's usage as the resumed run's N answers. The run's stored cases say its N: another is refused.
+    # `--resume` of a run started with `--repeats 3` answered its missing prompts 5 times into it:
+    # its cases mixed 3 and 5 answers, and a budget measured a stored case's usage as the resumed
+    # run's N answers. The run's stored cases say its N: another given is refused; none given (a bare
+    # `--resume`, as every line that continues a run says it) answers with the run's.
     from evalkit.storage import open_repository
 
     assert evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--run-id", "r-3").code == 0
     _kill_half_way(project, "r-3", "echo-token")
-    for given, named in ((("--repeats", "5"), "--repeats 5"), ((), "--repeats 1")):
-        refused = evalkit_cli("run", "evalkit.smoke", *given, "--resume", "r-3")
+    for given in ("5", "1"):
+        refused = evalkit_cli("run", "evalkit.smoke", "--repeats", given, "--resume", "r-3")
         assert refused.code == 2, refused.stdout + refused.stderr
-        assert f"run r-3 answered each prompt with --repeats 3; this process would answer with {named}" in refused.stderr
+        said = f"run r-3 answered each prompt with --repeats 3; this process would answer with --repeats {given}"
+        assert said in refused.stderr
     repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
     try:  # nothing stored: the case is still missing, the run as it was left
         assert not repo.Case.select().where((repo.Case.run == "r-3") & (repo.Case.case_id == "echo-token")).exists()
         assert repo.get_run("r-3", with_cases=False).status.value == "interrupted"
     finally:
         repo.close()
-    resumed = evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--resume", "r-3", "--json")
+    resumed = evalkit_cli("run", "evalkit.smoke", "--resume", "r-3", "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        assert {case.case_id: case.answers for case in repo.get_run("r-3").cases}["echo-token"] == 3
+    finally:
+        repo.close()
 
 
 @pytest.mark.parametrize(
@@ -880,32 +887,70 @@ def test_a_killed_run_answered_with_the_configured_repeats_is_continued_with_the
     assert resumed.json()["status"] == "complete"
 
 
-def test_the_lines_a_stopped_run_prints_repeat_the_configured_repeats_it_answered_with(evalkit_cli, project, monkeypatch) -> None:
-    # `[run] repeats = 2`, the run started without --repeats and stopped by --max-requests: its line
-    # said `evalkit run arith.basic --resume c-2 --provider my-app --max-requests 6` (a Ctrl-C's the
-    # same without the limit), which, pasted once the configuration said otherwise, answered
-    # another number of times and was refused. The lines say the repeats it answered with.
+@pytest.mark.parametrize(
+    ("before", "after"), [("\n[run]\nrepeats = 2\n", ""), ("", "\n[run]\nrepeats = 3\n")], ids=["2-then-none", "none-then-3"]
+)
+@pytest.mark.parametrize("pasted", ["limit", "ctrl-c"])
+def test_the_lines_a_stopped_run_prints_continue_it_with_its_repeats_whatever_the_configuration_says(
+    evalkit_cli, project, monkeypatch, before, after, pasted
+) -> None:
+    # The run started without --repeats (`[run] repeats = 2`, or none: answered once) and stopped by
+    # --max-requests: its line said `evalkit run arith.basic --resume c-2 --provider my-app
+    # --max-requests 6` (a Ctrl-C's the same without the limit), which, pasted once the
+    # configuration said otherwise, answered another number of times and was refused ("use
+    # --repeats 1"). A continuing command that gives no --repeats answers with the run's own: the
+    # lines need not say them, and work whatever the configuration says when they are pasted.
     import shlex
 
     from evalkit.cli import ending
+    from evalkit.storage import open_repository
+
+    answer_with(project, ARITH_GOOD)
+    config = project / "evalkit.toml"
+    original = config.read_text()
+    config.write_text(original + before)
+    began: list[str] = []
+    run_began = ending.run_began
+    monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--max-requests", "2", "--run-id", "c-2")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    line = said.split("resume it with: ", 1)[1].split(" All ", 1)[0]
+    assert line.startswith("evalkit run arith.basic --resume c-2 --provider my-app --max-requests "), said
+    assert began == ["evalkit run arith.basic --provider my-app --resume c-2"]
+    config.write_text(original + after)
+    resumed = evalkit_cli(*shlex.split(line if pasted == "limit" else began[0])[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # every case answered as often as the run began with
+        assert {case.answers for case in repo.get_run("c-2").cases} == {2 if before else 1}
+    finally:
+        repo.close()
+
+
+def test_a_shard_that_joins_a_run_without_repeats_answers_with_the_runs(evalkit_cli, project) -> None:
+    # `[run] repeats = 2` when shard 1/2 ran, none when shard 2/2 did (another job's configuration, or
+    # the file changed between them): the second shard answered once and was refused ("use
+    # --repeats 2"), though its command was the first's. A shard that gives no --repeats joins the
+    # run with its repeats.
+    from evalkit.storage import open_repository
 
     answer_with(project, ARITH_GOOD)
     config = project / "evalkit.toml"
     original = config.read_text()
     config.write_text(original + "\n[run]\nrepeats = 2\n")
-    began: list[str] = []
-    run_began = ending.run_began
-    monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
-    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--max-requests", "1", "--run-id", "c-2")
-    assert stopped.code == 3, stopped.stdout + stopped.stderr
-    said = " ".join((stopped.stdout + stopped.stderr).split())
-    line = "evalkit run arith.basic --resume c-2 --provider my-app --repeats 2 --max-requests"
-    assert f"resume it with: {line} " in said, said
-    assert began == ["evalkit run arith.basic --provider my-app --repeats 2 --resume c-2"]
+    shard = ("run", "arith.basic", "--provider", "my-app", "--database", LOCAL, "--run-id", "sh-2", "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0
     config.write_text(original)
-    resumed = evalkit_cli(*shlex.split(began[0])[1:], "--json")
-    assert resumed.code == 0, resumed.stderr
-    assert resumed.json()["status"] == "complete"
+    joined = evalkit_cli(*shard, "2/2")
+    assert joined.code == 0, joined.stdout + joined.stderr
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        run = repo.get_run("sh-2")
+        assert run.status.value == "complete" and {case.answers for case in run.cases} == {2}
+    finally:
+        repo.close()
 
 
 @pytest.mark.parametrize("words", [("show", "cap-6"), ("history", "arith.basic")])

@@ -105,8 +105,8 @@ judge_options = option_group(
 @baseline_option
 @judge_options
 @placement_options(
-    resume="answer only the missing cases of an unfinished run, then complete it "
-    "(default: the newest unfinished run of this set, provider instance, alias and grader)",
+    resume="answer only the missing cases of an unfinished run, each as many times as the run was (another --repeats is "
+    "refused), then complete it (default: the newest unfinished run of this set, provider instance, alias and grader)",
     scope="set, provider, model and grader",
 )
 @report_option
@@ -170,14 +170,12 @@ def handle(args: Arguments) -> int:
     sourced = catalog.get(args.set)  # given to the run as the catalog's entry: a set the CLI finds, resumed by the CLI
     golden_set = sourced.set
     registry.find("evalkit.graders", args.grader)
-    from .gate_options import gate_of, repeats_of
+    from .gate_options import gate_of
 
     tolerances, gate = gate_of(args, config)
-    repeats = repeats_of(args, config)
-    if args.repeats is None and config.repeats is not None:
-        # the lines that continue the run (a Ctrl-C's, a spending limit's) say the repeats it answers
-        # with: pasted once [run] repeats has changed, a bare one answered another number and was refused
-        args.repeats = repeats
+    # --repeats, else (None) a continued run's own, else [run] repeats, else 1 (evalkit.evaluate_set):
+    # the lines that continue a run need not say them, whatever [run] repeats says when they are pasted
+    repeats = args.repeats
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
@@ -206,7 +204,7 @@ def run_one(
 ) -> tuple[int, Any]:
     """Run the set of catalog entry ``sourced`` for ``args.provider``, print its outcome (or, with
     ``collect``, keep its ``--json`` document there instead of printing it) and deliver its
-    reports; the exit code and the outcome. ``gating``: the tolerances, the gate's settings and the repeats; ``baseline_file``:
+    reports; the exit code and the outcome. ``gating``: the tolerances, the gate's settings and the repeats given (``None``: see :func:`evalkit.evaluate_set`); ``baseline_file``:
     the baseline ``--baseline-file`` names."""
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules

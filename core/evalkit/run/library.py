@@ -27,11 +27,11 @@ from ..gate_settings import GateSettings, gate_from
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
-from ..storage.protocols import ResultRepository
+from ..storage.protocols import ResultRepository, capabilities
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
-from ..wording import argument, path_named
+from ..wording import argument, counted, path_named
 from .arguments import (
     CALLBACK,
     DATABASE,
@@ -235,7 +235,9 @@ def evaluate_set(
     quarantine: :class:`~evalkit.gate_settings.GateSettings`) decide the comparison; each not
     given comes from the configuration's ``[gate]``, else the defaults. ``repeats``: every prompt
     is answered that many times as independent requests, each answer graded, and a case's result
-    is its pass fraction (default: ``[run] repeats``, else 1).
+    is its pass fraction (default: a run ``resume`` or ``run_id`` continues, its own — a line that
+    continues a run need not say them, whatever the configuration says when it is pasted —, else
+    ``[run] repeats``, else 1; another number than the continued run's is refused).
     ``keep_cases=False``: the outcome's run comes without its cases (its aggregates are the
     store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
     is read back at all: the verdict is counted and compared by the store a page at a time, so
@@ -272,6 +274,7 @@ def evaluate_set(
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = _gating(config, tolerances, gate, "prompts")
+    repeats_given = repeats is not None  # else a continued run's own, then the configuration's
     repeats = chosen_repeats(repeats, config)
     privacy = _privacy(privacy, config)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
@@ -295,6 +298,8 @@ def evaluate_set(
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
         if baseline is not None:
             prompt_answering.check_chosen_baseline(repository, baseline, answering.wanted_scope())
+        if not repeats_given and (resume or run_id is not None):
+            answering, wanted = _continued_repeats(answering, wanted, repository, run_id, notes)
         plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
         notes.extend(spending_notes)
         answering = attrs.evolve(answering, spending=plan_of_spending, command_args=tuple(command_args))
@@ -307,6 +312,25 @@ def evaluate_set(
             answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
         return execute(plan, repository)
+
+
+def _continued_repeats(
+    answering: Any, wanted: Any, repository: ResultRepository, run_id: str | None, notes: list[str]
+) -> tuple[Any, Any]:
+    """``answering`` and the spending request ``wanted`` answering each prompt as often as the
+    stored run they continue or join was answered (``run_id``, else the newest unfinished one:
+    :meth:`~evalkit.run.answering.prompts.PromptAnswering.continued_repeats`), when the caller gave
+    no repeats: a resume line says none, and ``[run] repeats`` may have changed since the run began
+    (pasted, it answered another number and was refused). An explicit other number is still
+    refused (the run's cases would mix them); a note says when the configuration's were set aside."""
+    kept = answering.continued_repeats(capabilities(repository), run_id)
+    if kept is None or kept == answering.repeats:
+        return answering, wanted
+    notes.append(
+        f"Each prompt is answered {counted(kept, 'time')}, as the run continued was ({argument('repeats', kept)}), "
+        f"not {answering.repeats} as the configuration now says."
+    )
+    return attrs.evolve(answering, repeats=kept), attrs.evolve(wanted, repeats=kept)
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:

@@ -41,7 +41,7 @@ from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, table_key
 from ..decide import Judging, incomplete_reason, streams
 from ..limit_stops import limit_stop, reached_words
-from ..placement import Shard, continuing_call, continuing_words, prompt_run_provenance
+from ..placement import REPEATS, Shard, continuing_call, continuing_words, prompt_run_provenance, stored_provenance
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -407,6 +407,26 @@ class PromptAnswering:
         if existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
 
+    def continued_repeats(self, store: Capabilities, run_id: str | None) -> int | None:
+        """The answers per prompt of the stored run a call continues or joins (``run_id``, else
+        the newest unfinished run: :meth:`unfinished_run`), as it keeps them (its provenance's
+        :data:`~evalkit.run.placement.REPEATS`, else its stored cases': :func:`_stored_repeats`);
+        ``None`` when there is no such run, or nothing says. A caller that gives no repeats answers
+        with these: ``[run] repeats`` may have changed since the run began, and a resume line
+        pasted then would have answered another number and been refused."""
+        if run_id is None:
+            try:
+                run_id = self.unfinished_run(store)
+            except UsageError:
+                return None  # said where the run is looked for (see evalkit.run.lifecycle)
+        existing = store.repository.get_run(run_id, with_cases=False)
+        if existing is None or existing.kind is not RunKind.PROMPTS:
+            return None
+        kept = stored_provenance(existing).get(REPEATS)
+        if isinstance(kept, int) and not isinstance(kept, bool) and kept >= 1:
+            return kept
+        return _stored_repeats(existing.id, store)
+
     def check_stored(self, existing: Run, store: Capabilities) -> None:
         """Refuse (usage error, nothing written) to add answers to ``existing`` when its stored cases
         were answered another number of times than this process answers each prompt (``repeats``):
@@ -629,7 +649,9 @@ class PromptAnswering:
         """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
         the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
         budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``; a set built in
-        code (:attr:`in_code`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`)."""
+        code (:attr:`in_code`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`).
+        Repeats the caller did not give need not be said: a continuing call or command that gives
+        none answers with the run's (:meth:`continued_repeats`)."""
         import shlex
 
         if self.redo_command is not None:
