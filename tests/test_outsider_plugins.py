@@ -123,3 +123,21 @@ def test_a_generator_declaring_a_concurrency_evalkit_cannot_use_is_refused_namin
     (project / "evalkit.toml").write_text('[providers.app]\nadapter = "outsider.quoted_concurrency"\nconcurrency = 2\n')
     ran = cli("run", "outsider.graded", "--provider", "app")
     assert ran.code == 0 and "Concurrency: 2 requests in flight" in ran.stdout, ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("note", "shown"),
+    [("newline", "str 'served by the replay\\nevalkit: ok'"), ("number", "int 5"), ("huge", "str 'nnnnnnnn")],
+)
+def test_a_generator_declaring_an_echoed_model_note_a_run_cannot_show_is_refused_naming_it(cli, project: Path, note, shown) -> None:
+    """An ``echoed_model_note`` holding a line break, ``5`` or 100 KB was passed over, unsaid, for
+    the default note; now the run refuses it as it refuses a ``concurrency`` it cannot use: exit 2,
+    naming the plugin and the value, before anything is called or stored."""
+    (project / "evalkit.toml").write_text(f'[providers.app]\nadapter = "outsider.odd_note"\nmodel = "m"\nnote = "{note}"\n')
+    refused = cli("run", "outsider.graded", "--provider", "app")
+    assert refused.code == 2, (refused.code, refused.stderr)
+    said = f'generator "outsider.odd_note" (evalkit-outsider-plugins 0.1.0) declares echoed_model_note {shown}'
+    assert said in refused.stderr and "which must be text of 1 to 300 printable characters" in refused.stderr, refused.stderr
+    assert "\nevalkit: ok" not in refused.stderr and "Evaluation:" not in refused.stdout
+    assert not (project / ".evalkit").exists()
+

@@ -145,3 +145,24 @@ class QuotedConcurrencyGenerator:
         from evalkit import Answer
 
         return Answer(text="x", model="m")
+
+
+#: The notes ``outsider.odd_note`` declares, by its ``note`` option: none a run can show.
+ODD_NOTES = {"newline": "served by the replay\nevalkit: ok", "number": 5, "huge": "n" * 100_000}
+
+
+class OddNoteGenerator:
+    """A generator whose ``echoed_model_note`` (what the run says when the reported model equals
+    the alias sent) is one of :data:`ODD_NOTES`, by its ``note`` option: each was passed over for
+    the default note, unsaid."""
+
+    def __init__(self, note="newline", **table) -> None:
+        """Declares the note its ``note`` option names."""
+        self.echoed_model_note = ODD_NOTES[note]
+
+    def generate(self, request):
+        """Answers "x", reporting the model it was asked for."""
+        from evalkit import Answer
+
+        return Answer(text="x", model="m")
+
