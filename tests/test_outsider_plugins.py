@@ -141,3 +141,24 @@ def test_a_generator_declaring_an_echoed_model_note_a_run_cannot_show_is_refused
     assert "\nevalkit: ok" not in refused.stderr and "Evaluation:" not in refused.stdout
     assert not (project / ".evalkit").exists()
 
+
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [
+        ("list", "secret_values() returned a value of type int among its values, where each must be text (str)"),
+        ("number", "secret_values() returned int, not an iterable of texts (a tuple of str)"),
+        ("text", "secret_values() returned one str, not an iterable of texts (a tuple of str)"),
+    ],
+)
+def test_a_generator_whose_secret_values_are_of_the_wrong_shape_is_refused_naming_it(cli, project: Path, shape, said) -> None:
+    """``secret_values()`` returning ``[5]`` was accepted as no secrets, ``5`` refused as if it had
+    raised, and a key given as one ``str`` read letter by letter (none long enough to hide, the key
+    kept in sight): the privacy boundary's wrong shape is now the plugin's failure, exit 2, naming
+    it and the type it returned (never the value: it may be the key), nothing called or stored."""
+    (project / "evalkit.toml").write_text(f'[providers.app]\nadapter = "outsider.odd_secrets"\nmodel = "m"\nsecrets = "{shape}"\n')
+    refused = cli("run", "outsider.graded", "--provider", "app")
+    assert refused.code == 2, (refused.code, refused.stderr)
+    assert 'generator "outsider.odd_secrets" (evalkit-outsider-plugins 0.1.0)' in refused.stderr, refused.stderr
+    assert said in refused.stderr and "sk-outsider" not in refused.stderr, refused.stderr
+    assert not (project / ".evalkit").exists()
+

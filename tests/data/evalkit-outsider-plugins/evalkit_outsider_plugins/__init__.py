@@ -166,3 +166,22 @@ class OddNoteGenerator:
 
         return Answer(text="x", model="m")
 
+
+class OddSecretsGenerator:
+    """A generator whose ``secret_values()`` is of a shape evalkit cannot use, by its ``secrets``
+    option: ``[5]`` (no text), ``5`` (no iterable), or its key as one ``str`` (read letter by
+    letter): the first was accepted unsaid, the last kept the key in sight."""
+
+    def __init__(self, secrets="list", **table) -> None:
+        """Declares the secrets its ``secrets`` option names."""
+        self.shape = secrets
+
+    def secret_values(self):
+        """The ill-shaped declaration."""
+        return {"list": [5], "number": 5, "text": "sk-outsider-0123456789"}[self.shape]
+
+    def generate(self, request):
+        """Answers "x"."""
+        from evalkit import Answer
+
+        return Answer(text="x", model="m")
