@@ -162,3 +162,33 @@ def test_a_generator_whose_secret_values_are_of_the_wrong_shape_is_refused_namin
     assert said in refused.stderr and "sk-outsider" not in refused.stderr, refused.stderr
     assert not (project / ".evalkit").exists()
 
+
+def test_a_failure_is_a_third_party_stores_only_when_raised_through_that_store(monkeypatch, plugin_dists) -> None:
+    """Which error is a third-party store's failure was decided by a process-wide list of store
+    classes opened and the package they came from: in a long-lived process (a library caller, the
+    pytest plugin) another plugin of that package failing later was said as the store's failure.
+    It is the failure of the store object whose methods it was raised through, with two stores
+    open in one process."""
+    import sys
+
+    from evalkit import registry, storage
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-outsider-plugins"))
+    registry.scan(refresh=True)  # an earlier test's scan did not see it
+    try:
+        first, second = storage.open_repository("outsiderdisk:///first"), storage.open_repository("outsiderdisk:///second")
+        with pytest.raises(OSError) as through_second:
+            second.get_run("r")
+        failure = storage.plugin_store_failure(through_second.value)
+        assert failure is not None and str(failure).startswith("evalkit_outsider_plugins.UnreadableStore raised OSError"), failure
+        from evalkit_outsider_plugins import ForgingGenerator
+
+        with pytest.raises(RuntimeError) as elsewhere:  # the same package's generator, failing after the stores were opened
+            ForgingGenerator()
+        assert storage.plugin_store_failure(elsewhere.value) is None
+        assert storage.plugin_store_failure(through_second.value, (second,)) is not None
+        assert storage.plugin_store_failure(through_second.value, (first,)) is None  # the other store did not fail
+    finally:
+        sys.modules.pop("evalkit_outsider_plugins", None)
+        monkeypatch.undo()
+        registry.scan(refresh=True)
