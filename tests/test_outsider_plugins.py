@@ -123,3 +123,72 @@ def test_a_generator_declaring_a_concurrency_evalkit_cannot_use_is_refused_namin
     (project / "evalkit.toml").write_text('[providers.app]\nadapter = "outsider.quoted_concurrency"\nconcurrency = 2\n')
     ran = cli("run", "outsider.graded", "--provider", "app")
     assert ran.code == 0 and "Concurrency: 2 requests in flight" in ran.stdout, ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("note", "shown"),
+    [("newline", "str 'served by the replay\\nevalkit: ok'"), ("number", "int 5"), ("huge", "str 'nnnnnnnn")],
+)
+def test_a_generator_declaring_an_echoed_model_note_a_run_cannot_show_is_refused_naming_it(cli, project: Path, note, shown) -> None:
+    """An ``echoed_model_note`` holding a line break, ``5`` or 100 KB was passed over, unsaid, for
+    the default note; now the run refuses it as it refuses a ``concurrency`` it cannot use: exit 2,
+    naming the plugin and the value, before anything is called or stored."""
+    (project / "evalkit.toml").write_text(f'[providers.app]\nadapter = "outsider.odd_note"\nmodel = "m"\nnote = "{note}"\n')
+    refused = cli("run", "outsider.graded", "--provider", "app")
+    assert refused.code == 2, (refused.code, refused.stderr)
+    said = f'generator "outsider.odd_note" (evalkit-outsider-plugins 0.1.0) declares echoed_model_note {shown}'
+    assert said in refused.stderr and "which must be text of 1 to 300 printable characters" in refused.stderr, refused.stderr
+    assert "\nevalkit: ok" not in refused.stderr and "Evaluation:" not in refused.stdout
+    assert not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [
+        ("list", "secret_values() returned a value of type int among its values, where each must be text (str)"),
+        ("number", "secret_values() returned int, not an iterable of texts (a tuple of str)"),
+        ("text", "secret_values() returned one str, not an iterable of texts (a tuple of str)"),
+    ],
+)
+def test_a_generator_whose_secret_values_are_of_the_wrong_shape_is_refused_naming_it(cli, project: Path, shape, said) -> None:
+    """``secret_values()`` returning ``[5]`` was accepted as no secrets, ``5`` refused as if it had
+    raised, and a key given as one ``str`` read letter by letter (none long enough to hide, the key
+    kept in sight): the privacy boundary's wrong shape is now the plugin's failure, exit 2, naming
+    it and the type it returned (never the value: it may be the key), nothing called or stored."""
+    (project / "evalkit.toml").write_text(f'[providers.app]\nadapter = "outsider.odd_secrets"\nmodel = "m"\nsecrets = "{shape}"\n')
+    refused = cli("run", "outsider.graded", "--provider", "app")
+    assert refused.code == 2, (refused.code, refused.stderr)
+    assert 'generator "outsider.odd_secrets" (evalkit-outsider-plugins 0.1.0)' in refused.stderr, refused.stderr
+    assert said in refused.stderr and "sk-outsider" not in refused.stderr, refused.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_a_failure_is_a_third_party_stores_only_when_raised_through_that_store(monkeypatch, plugin_dists) -> None:
+    """Which error is a third-party store's failure was decided by a process-wide list of store
+    classes opened and the package they came from: in a long-lived process (a library caller, the
+    pytest plugin) another plugin of that package failing later was said as the store's failure.
+    It is the failure of the store object whose methods it was raised through, with two stores
+    open in one process."""
+    import sys
+
+    from evalkit import registry, storage
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-outsider-plugins"))
+    registry.scan(refresh=True)  # an earlier test's scan did not see it
+    try:
+        first, second = storage.open_repository("outsiderdisk:///first"), storage.open_repository("outsiderdisk:///second")
+        with pytest.raises(OSError) as through_second:
+            second.get_run("r")
+        failure = storage.plugin_store_failure(through_second.value)
+        assert failure is not None and str(failure).startswith("evalkit_outsider_plugins.UnreadableStore raised OSError"), failure
+        from evalkit_outsider_plugins import ForgingGenerator
+
+        with pytest.raises(RuntimeError) as elsewhere:  # the same package's generator, failing after the stores were opened
+            ForgingGenerator()
+        assert storage.plugin_store_failure(elsewhere.value) is None
+        assert storage.plugin_store_failure(through_second.value, (second,)) is not None
+        assert storage.plugin_store_failure(through_second.value, (first,)) is None  # the other store did not fail
+    finally:
+        sys.modules.pop("evalkit_outsider_plugins", None)
+        monkeypatch.undo()
+        registry.scan(refresh=True)

@@ -54,6 +54,18 @@ CONFIGS = {
         ("run", "evalkit.smoke"),
         ["several provider instances are configured (x\\x0aevalkit: ok\\x1b[31m, b)"],
     ),
+    # a deployment's unknown keys, listed (printed raw: a line of its own)
+    "deployment keys listed": (
+        f'[deployments.d]\nretriever = "evalkit.lexical"\n{HOSTILE_TOML} = 1\n',
+        ("run", "evalkit.smoke"),
+        ["option tables; unknown key: x\\x0aevalkit: ok\\x1b[31m"],
+    ),
+    # a top-level table evalkit does not read (printed raw inside its brackets)
+    "unknown table": (
+        f"[{HOSTILE_TOML}]\na = 1\n",
+        ("run", "evalkit.smoke"),
+        ['unknown table ["x\\u000aevalkit: ok\\u001b[31m"]'],
+    ),
     # the deployments listed beside an unknown one (printed raw)
     "deployments listed": (
         f'[deployments.{HOSTILE_TOML}.retrievers."evalkit.lexical"]\ncorpus = "c"\n',

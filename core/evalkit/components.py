@@ -355,6 +355,8 @@ class AsyncChatGenerator(Protocol):
 #: The largest concurrency a run accepts, from ``--concurrency``, ``$EVALKIT_CONCURRENCY`` or an
 #: instance's configured ``concurrency``.
 MAX_CONCURRENCY = 1_000_000
+#: The longest note a generator's ``echoed_model_note`` may give (:meth:`BoundGenerator.echoed_model_note`).
+MAX_OWN_NOTE_CHARS = 300
 
 
 
@@ -526,6 +528,25 @@ class BoundGenerator:
             f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency "
             f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1 "
             "(a defect of the plugin; a concurrency configured for the instance is used instead of it)"
+        )
+        raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
+
+    def echoed_model_note(self, default: str) -> str | None:
+        """What the run says when the reported model equals the alias sent: the generator's own
+        ``echoed_model_note`` (``None``: nothing to say), else ``default``; a property that raises
+        says nothing of its own. One that is not text of 1 to :data:`MAX_OWN_NOTE_CHARS` printable
+        characters, nor ``None`` (``5``, a line break, 100 KB), is the plugin's defect, a
+        :class:`~evalkit.errors.PluginError` naming it and the value (exit 2, nothing called or
+        stored), by the rule :attr:`concurrency` follows: it was passed over for ``default``, unsaid."""
+        value = declared(self.generator, "echoed_model_note", default)
+        if value is None or (type(value) is str and 0 < len(value) <= MAX_OWN_NOTE_CHARS and value.isprintable()):
+            return value
+        from .errors import PluginError
+
+        said = (
+            f"{self.record.label if self.record is not None else generator_named(self)} declares echoed_model_note "
+            f"{type(value).__name__} {short_repr(value, 40)}, which must be text of 1 to {MAX_OWN_NOTE_CHARS} printable "
+            "characters (no line break), or None (a defect of the plugin)"
         )
         raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
 

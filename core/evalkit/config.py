@@ -271,7 +271,7 @@ def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[st
         if unknown:
             raise ConfigError(
                 f'{where}: [deployments.{table_key(name)}] takes retriever = "ID" and [deployments.{table_key(name)}.retrievers."ID"] '
-                f"option tables; unknown {'key' if len(unknown) == 1 else 'keys'}: {', '.join(unknown)}"
+                f"option tables; unknown {'key' if len(unknown) == 1 else 'keys'}: {listed(unknown)}"
             )
         retriever = deployment.get("retriever")
         if retriever is not None:
@@ -449,7 +449,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     check_schema(data, where, installed_plugin_tables)
     privacy = data.get("privacy", "metadata")
     if privacy not in PRIVACY_LEVELS:
-        raise ConfigError(f"{where}: privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
+        raise ConfigError(f"{where}: privacy must be one of {listed(PRIVACY_LEVELS)}, got {privacy!r}")
     providers_table = data.get("providers", {})
     if not isinstance(providers_table, Mapping):
         raise ConfigError(f"{where}: [providers] must be a table of provider instances")

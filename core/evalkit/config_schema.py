@@ -22,7 +22,7 @@ import attrs
 
 from .errors import ConfigError
 from .gate_settings import GATE_KEYS
-from .wording import did_you_mean
+from .wording import did_you_mean, listed, table_key
 
 __all__ = ["RUN_KEYS", "SCHEMA", "SETS_KEYS", "TableSchema", "check_schema"]
 
@@ -87,7 +87,7 @@ def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[]
     for name in unknown:
         kind = "table" if isinstance(data[name], Mapping) else "key"
         hint = did_you_mean(name, SCHEMA)
-        problems.append(f"unknown {kind} [{name}] — evalkit does not read it.{hint}" if kind == "table" else f"unknown key {name!r} — evalkit does not read it.{hint}")
+        problems.append(f"unknown {kind} [{table_key(name)}] — evalkit does not read it.{hint}" if kind == "table" else f"unknown key {name!r} — evalkit does not read it.{hint}")
     for name, schema in SCHEMA.items():
         if name not in data or schema.keys is None:
             continue
@@ -98,7 +98,7 @@ def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[]
         for key in value:
             if key not in schema.keys:
                 hint = did_you_mean(key, schema.keys)
-                known = ", ".join(schema.keys)
+                known = listed(schema.keys)
                 problems.append(f"[{name}] has no key {key!r}.{hint} It takes: {known}.")
     if problems:
         lines = [f"{where}: {problems[0]}"] if len(problems) == 1 else [f"{where} holds what evalkit does not read:", *(f"  - {p}" for p in problems)]

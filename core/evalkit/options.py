@@ -522,7 +522,7 @@ def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table
     for key in given:
         if key not in fields:
             hint = did_you_mean(key, names)
-            known = ", ".join(names) or "none"
+            known = wording.listed(names)
             if key.lower() in _SECRET_NAMES:
                 via = ' and name that variable with "api_key_env"' if "api_key_env" in fields else ""
                 hint += f" A secret is never an option: put it in an environment variable{via}."

@@ -321,27 +321,45 @@ def read_secrets(component: Any) -> tuple[tuple[str, ...], str | None]:
     plugin's secret values enter evalkit: its text values as plain ``str`` (a ``str`` subclass
     whose ``hash`` or ``==`` raises could not go into a set of them), at most
     :data:`MAX_SECRET_VALUES` of them, none longer than :data:`MAX_SECRET_CHARS`; and why the
-    declaration breaks that rule, or ``None``. A value that is no text is no secret, as before."""
+    declaration breaks that rule, or ``None``. ``None`` declares no secrets; what is no iterable
+    (``5``), a single text or bytes (read letter by letter, a key none of whose letters is long
+    enough to hide) or holds a value that is no text (``[5]``, ``[None]``) breaks the rule: a
+    secret not kept out of sight is a leak, never a declaration passed over. Only the types of
+    what is wrong are said, never the values (one may be the key itself)."""
     from .shapes import exception_text
 
-    def first_values() -> tuple[Any, ...]:
+    def first_values() -> tuple[Any, ...] | str:
         values = component.secret_values()
-        return tuple(itertools.islice(values, MAX_SECRET_VALUES + 1)) if values is not None else ()
+        if values is None:
+            return ()
+        if isinstance(values, (str, bytes, bytearray)):
+            return f"secret_values() returned one {type(values).__name__}, not an iterable of texts (a tuple of str)"
+        if not hasattr(type(values), "__iter__"):
+            return f"secret_values() returned {type(values).__name__}, not an iterable of texts (a tuple of str)"
+        return tuple(itertools.islice(values, MAX_SECRET_VALUES + 1))
 
     try:
         declared = carried(first_values)
     except PLUGIN_FAILURES as exc:
         return (), f"secret_values() raised {exception_text(exc)}"
+    if isinstance(declared, str):
+        return (), declared
     problem = None
     if len(declared) > MAX_SECRET_VALUES:
         declared = declared[:MAX_SECRET_VALUES]
         problem = f"secret_values() returned more than {MAX_SECRET_VALUES:,} values (one that never ends?)"
+    odd = next((value for value in declared if not isinstance(value, str)), _NO_VALUE)
+    if odd is not _NO_VALUE:
+        problem = problem or f"secret_values() returned a value of type {type(odd).__name__} among its values, where each must be text (str)"
     texts = tuple(str.__str__(value) for value in declared if isinstance(value, str))
     if any(len(value) > MAX_SECRET_CHARS for value in texts):
         longest = max(len(value) for value in texts)
         problem = problem or f"secret_values() returned a value of {longest:,} characters, more than the {MAX_SECRET_CHARS:,} a secret may have"
         texts = tuple(value for value in texts if len(value) <= MAX_SECRET_CHARS)
     return texts, problem
+
+
+_NO_VALUE = object()
 
 
 def secrets_to_keep_out(component: Any, who: str) -> tuple[str, ...]:

@@ -502,8 +502,9 @@ def instantiate_within(record: PluginRecord, factory: Callable[..., Any], option
 
     A created component that holds credentials (``secret_values()``) is remembered, so the CLI
     scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`);
-    one whose declaration cannot be honoured (it raises, never ends, or holds a value past
-    :data:`~evalkit.privacy.MAX_SECRET_CHARS`: :func:`~evalkit.privacy.read_secrets`) is a
+    one whose declaration cannot be honoured (it raises, never ends, holds a value past
+    :data:`~evalkit.privacy.MAX_SECRET_CHARS` or one that is no text, or is no iterable of texts:
+    :func:`~evalkit.privacy.read_secrets`) is a
     :class:`PluginError` naming the plugin, before anything is asked of it.
     """
     from .errors import EvalkitError

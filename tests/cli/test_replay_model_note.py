@@ -39,21 +39,30 @@ def test_a_replay_whose_lines_name_the_alias_says_nothing_of_an_echo(evalkit_cli
 
 
 def test_a_generators_own_note_is_shown_only_when_it_is_a_short_printable_text() -> None:
-    """A plugin's ``echoed_model_note`` is printed under `Model:`: a text with a control character,
-    an overlong one, another type or a raising property gives the kernel's own note instead."""
-    from evalkit.run.answering.prompts import ECHOED_MODEL_NOTE, _echoed_model_note
+    """A plugin's ``echoed_model_note`` is printed under `Model:`; a raising property says nothing
+    of its own (the kernel's note is shown). A text with a control character, an overlong or empty
+    one, another type was passed over for the kernel's note, unsaid: it is the plugin's defect,
+    refused naming it and the value (the rule a ``concurrency`` follows)."""
+    import pytest
+    from evalkit.components import BoundGenerator
+    from evalkit.errors import PluginError
+    from evalkit.run.answering.prompts import ECHOED_MODEL_NOTE
 
     class Raising:
         @property
         def echoed_model_note(self) -> str:
             raise RuntimeError("no client")
 
+    def note(generator):
+        return BoundGenerator(generator, "acme", "app", "m", True, None).echoed_model_note(ECHOED_MODEL_NOTE)
+
     def saying(value):
         return type("Generator", (), {"echoed_model_note": value})()
 
-    assert _echoed_model_note(object()) == ECHOED_MODEL_NOTE
-    assert _echoed_model_note(saying("answers come from a recording")) == "answers come from a recording"
-    assert _echoed_model_note(saying(None)) is None
+    assert note(object()) == ECHOED_MODEL_NOTE
+    assert note(saying("answers come from a recording")) == "answers come from a recording"
+    assert note(saying(None)) is None
     for broken in ("line\x1b[2Jbreak", "x" * 301, "", 7):
-        assert _echoed_model_note(saying(broken)) == ECHOED_MODEL_NOTE, broken
-    assert _echoed_model_note(Raising()) == ECHOED_MODEL_NOTE
+        with pytest.raises(PluginError, match="declares echoed_model_note"):
+            note(saying(broken))
+    assert note(Raising()) == ECHOED_MODEL_NOTE

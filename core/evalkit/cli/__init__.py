@@ -237,7 +237,7 @@ def _handled(args: Arguments, stored: list[str]) -> int:
 
 
 def _store_failed(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised in or through a third-party store's code (its full disk is not
+    """Whether ``exc`` was raised in or through the methods of a third-party store (its full disk is not
     standard output's)."""
     from ..storage import plugin_store_failure
 
@@ -245,7 +245,7 @@ def _store_failed(exc: BaseException) -> bool:
 
 
 def _store_failure(exc: Exception) -> Exception:
-    """``exc``, or — raised in or through the code of a third-party store the command opened (its
+    """``exc``, or — raised in or through the methods of a third-party store the command opened (its
     disk, its client, outside a run: ``evalkit show``, ``compare``, ``report``, ``regrade`` reading
     it) — that store's failure, said as the built-in stores' are (exit 3, no traceback unless
     ``--traceback``), not as evalkit's internal error with its traceback."""

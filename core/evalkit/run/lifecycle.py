@@ -320,13 +320,13 @@ def _answered_elsewhere(store: Capabilities, run_id: str) -> bool:
 
 def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure | None:
     """``exc`` as the :class:`StoreFailure` of ``repository`` when the repository is a plugin's (a
-    third-party store, not evalkit's own) and ``exc`` was raised in or through its code — an
+    third-party store, not evalkit's own) and ``exc`` was raised in or through its methods — an
     ``OSError`` from its full disk, its client's lost connection — naming the repository; ``None``
     for anything else (an evalkit bug stays one): :func:`evalkit.storage.plugin_store_failure`.
     Only evalkit's own store turns its errors into :class:`StoreFailure` itself."""
     from ..storage import plugin_store_failure as failure_of
 
-    failure: StoreFailure | None = failure_of(exc, (type(repository),))
+    failure: StoreFailure | None = failure_of(exc, (repository,))
     return failure
 
 

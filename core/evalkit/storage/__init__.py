@@ -329,8 +329,7 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     wanted = "lacks begin_run, record_cases, finish_run or get_run: it is no evalkit.storage.ResultRepository"
     registry.require_offered(record, repository, (ResultRepository,), wanted)
     _hold_to_runs(repository, record.label)
-    if type(repository) not in _OPENED_PLUGIN_STORES:
-        _OPENED_PLUGIN_STORES.append(type(repository))
+    _remember_plugin_store(repository)
     return repository
 
 
@@ -366,31 +365,60 @@ def _hold_to_runs(repository: Any, label: str) -> None:
             continue
 
 
-#: The classes of the third-party stores this process opened (:func:`open_repository`): what is
-#: raised in or through their code is their failure, wherever a command meets it.
-_OPENED_PLUGIN_STORES: list[type] = []
+#: The third-party stores this process opened (:func:`open_repository`), each held weakly when it
+#: can be (a library caller's or the pytest plugin's process opens many over its life): what is
+#: raised through their methods is their failure, wherever a command meets it.
+_OPENED_PLUGIN_STORES: list[Any] = []
 
 
-def plugin_store_failure(exc: BaseException, kinds: Sequence[type] | None = None) -> Any:
+def _remember_plugin_store(repository: Any) -> None:
+    """Remember ``repository`` among :data:`_OPENED_PLUGIN_STORES`, forgetting those gone."""
+    import weakref
+
+    try:
+        held: Any = weakref.ref(repository)
+    except TypeError:  # no __weakref__ slot: held as it is
+        held = lambda: repository  # noqa: E731 - the same call as a weak reference's
+    _OPENED_PLUGIN_STORES[:] = [ref for ref in _OPENED_PLUGIN_STORES if ref() is not None and ref() is not repository]
+    _OPENED_PLUGIN_STORES.append(held)
+
+
+def _opened_plugin_stores() -> list[Any]:
+    """The third-party stores this process opened that are still in use."""
+    return [store for store in (ref() for ref in _OPENED_PLUGIN_STORES) if store is not None]
+
+
+def _through(exc: BaseException, store: Any) -> bool:
+    """Whether ``exc`` was raised in or through a method of the object ``store`` itself (a frame of
+    its traceback whose first argument — ``self`` — is ``store``): the store's own failure, where
+    an error from elsewhere in its package (another of its plugins, a second store) is not."""
+    frame = exc.__traceback__
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_argcount and frame.tb_frame.f_locals.get(code.co_varnames[0]) is store:
+            return True
+        frame = frame.tb_next
+    return False
+
+
+def plugin_store_failure(exc: BaseException, stores: Sequence[object] | None = None) -> Any:
     """``exc`` as the :class:`~evalkit.errors.StoreFailure` of a third-party store — one of
-    ``kinds``, by default every store class this process opened through a plugin — when it was
-    raised in or through that store's code (an ``OSError`` from its full disk, its client's lost
-    connection), naming the store's class; ``None`` for anything else (an evalkit bug stays one).
-    Only evalkit's own stores turn their errors into ``StoreFailure`` themselves: a plugin's that
-    raised while ``evalkit show``, ``compare`` or ``report`` read it was said as evalkit's internal
-    error, with a traceback."""
+    ``stores``, by default every store this process opened through a plugin and still uses — when
+    it was raised in or through that store object's methods (an ``OSError`` from its full disk,
+    its client's lost connection), naming the store's class; ``None`` for anything else (an
+    evalkit bug stays one; so does what another plugin of the store's package, or another store,
+    raised). Only evalkit's own stores turn their errors into ``StoreFailure`` themselves: a
+    plugin's that raised while ``evalkit show``, ``compare`` or ``report`` read it was said as
+    evalkit's internal error, with a traceback."""
     from ..errors import StoreFailure
     from ..shapes import exception_text
 
-    for kind in _OPENED_PLUGIN_STORES if kinds is None else kinds:
-        package = kind.__module__.partition(".")[0]
-        if package == "evalkit":
+    for store in _opened_plugin_stores() if stores is None else stores:
+        kind = type(store)
+        if kind.__module__.partition(".")[0] == "evalkit":
             continue
-        frame = exc.__traceback__
-        while frame is not None:
-            if str(frame.tb_frame.f_globals.get("__name__", "")).partition(".")[0] == package:
-                return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
-            frame = frame.tb_next
+        if _through(exc, store):
+            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
     return None
 
 

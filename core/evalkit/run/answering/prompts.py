@@ -76,19 +76,6 @@ __all__ = [
 NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
 #: The note shown when the reported model is just the alias the request sent.
 ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not report its own"
-#: The longest note a generator's ``echoed_model_note`` may give (a longer one, or one with a
-#: control character, is not shown: :data:`ECHOED_MODEL_NOTE` is).
-_OWN_NOTE_CHARS = 300
-
-
-def _echoed_model_note(generator: Any) -> str | None:
-    """What the run says when the reported model equals the alias: the generator's own
-    ``echoed_model_note`` (a generator that asks no server knows why — ``replay``; ``None``: nothing
-    to say), else :data:`ECHOED_MODEL_NOTE`."""
-    own = components.declared(generator, "echoed_model_note", ECHOED_MODEL_NOTE)
-    if own is None or (isinstance(own, str) and 0 < len(own) <= _OWN_NOTE_CHARS and own.isprintable()):
-        return own
-    return ECHOED_MODEL_NOTE
 
 
 # -- who answered, under which yardstick ---------------------------------------------------------
@@ -190,7 +177,7 @@ def serving_metrics(bound: components.BoundGenerator, identity: ServingIdentity 
     serving: dict[str, Any] = {}
     # The reference self-check serves no model: its "reported model" is its name, not an echo.
     if identity is not None and identity.reported_model == identity.model_alias and not bound.is_reference_self_check:
-        note = _echoed_model_note(bound.generator)
+        note = bound.echoed_model_note(ECHOED_MODEL_NOTE)
         if note is not None:
             serving["reported_model_is_alias"] = True
             serving["note"] = note
@@ -841,6 +828,7 @@ def prepare_prompts(
             "(a self-check of the set, compared only with earlier reference runs)."
         )
     level = default_concurrency(bound, source.concurrency)
+    bound.echoed_model_note(ECHOED_MODEL_NOTE)  # a note the run could not show is refused now, not after answering
     if components.offers(bound.generator, components.ConcurrencyAware):  # it opens a connection per request in flight
         from ...openfiles import make_room_for
 

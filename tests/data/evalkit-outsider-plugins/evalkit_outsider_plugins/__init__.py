@@ -145,3 +145,43 @@ class QuotedConcurrencyGenerator:
         from evalkit import Answer
 
         return Answer(text="x", model="m")
+
+
+#: The notes ``outsider.odd_note`` declares, by its ``note`` option: none a run can show.
+ODD_NOTES = {"newline": "served by the replay\nevalkit: ok", "number": 5, "huge": "n" * 100_000}
+
+
+class OddNoteGenerator:
+    """A generator whose ``echoed_model_note`` (what the run says when the reported model equals
+    the alias sent) is one of :data:`ODD_NOTES`, by its ``note`` option: each was passed over for
+    the default note, unsaid."""
+
+    def __init__(self, note="newline", **table) -> None:
+        """Declares the note its ``note`` option names."""
+        self.echoed_model_note = ODD_NOTES[note]
+
+    def generate(self, request):
+        """Answers "x", reporting the model it was asked for."""
+        from evalkit import Answer
+
+        return Answer(text="x", model="m")
+
+
+class OddSecretsGenerator:
+    """A generator whose ``secret_values()`` is of a shape evalkit cannot use, by its ``secrets``
+    option: ``[5]`` (no text), ``5`` (no iterable), or its key as one ``str`` (read letter by
+    letter): the first was accepted unsaid, the last kept the key in sight."""
+
+    def __init__(self, secrets="list", **table) -> None:
+        """Declares the secrets its ``secrets`` option names."""
+        self.shape = secrets
+
+    def secret_values(self):
+        """The ill-shaped declaration."""
+        return {"list": [5], "number": 5, "text": "sk-outsider-0123456789"}[self.shape]
+
+    def generate(self, request):
+        """Answers "x"."""
+        from evalkit import Answer
+
+        return Answer(text="x", model="m")
