@@ -98,3 +98,26 @@ def test_a_migration_log_another_program_wrote_is_named_not_an_internal_error(ev
             result = evalkit_cli(*args)
             assert result.code == 2 and f"migration {LATEST} in the store {message}" in result.stderr, (args, result.stderr)
             assert "internal error" not in result.stderr
+
+
+def test_prune_counts_what_it_kept_in_the_store_not_in_the_newest_thousand_runs(evalkit_cli, project) -> None:
+    """The kept counts came from ``recent_runs(limit=1000)``: with more than 1,000 newer runs, an
+    old baseline the purge kept was reported as "0 current baselines kept"."""
+    from evalkit import Run
+    from evalkit.storage import open_repository
+
+    baseline = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    db = project / ".evalkit" / "results.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id = ?", (time.time() - 91 * 86400, baseline))
+    repository = open_repository(f"sqlite:///{db}")
+    try:
+        now = time.time()
+        for n in range(1001):  # newer runs, straight into the store: more than the old cap
+            run = Run(id=f"newer-{n:04d}", set_identifier="pkg.set", grader="deterministic", started_at=now + n, case_count=1)
+            repository.begin_run(run)
+    finally:
+        repository.close()
+    pruned = evalkit_cli("db", "prune", "--older-than", "90d", "--json")
+    assert pruned.code == 0, pruned.stderr
+    assert pruned.json()["pruned_runs"] == 0 and pruned.json()["kept_baselines"] == 1, pruned.stdout

@@ -180,7 +180,8 @@ def _prune(args: Arguments) -> int:
     import time
 
     from ..errors import UsageError
-    from ..storage import capabilities, close_repository
+    from ..runs import RunStatus
+    from ..storage import capabilities, close_repository, runs_started_before
     from .console import console
     from .json_output import print_json
     from .stored import format_date, open_store
@@ -198,9 +199,9 @@ def _prune(args: Arguments) -> int:
         pruned = history.purge_older_than(cutoff)
         # what is left from before the cutoff and still running: runs a live process answers, kept
         # and the rest from before it: each scope's current baseline, kept so the gate still has its bar
-        left = [run for run in history.recent_runs(limit=1000) if run.started_at < cutoff]
-        kept = sum(1 for run in left if run.status.value == "running")
-        baselines = len(left) - kept
+        left = runs_started_before(history, cutoff)
+        kept = sum(count for status, count in left.items() if status is RunStatus.RUNNING)
+        baselines = sum(left.values()) - kept
     finally:
         close_repository(repository)
     if args.json:

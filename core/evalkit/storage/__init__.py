@@ -70,6 +70,7 @@ __all__ = [
     "SQL_SCHEMES",
     "check_database_url",
     "close_repository",
+    "runs_started_before",
     "default_database_url",
     "is_in_memory",
     "database_source",
@@ -264,6 +265,28 @@ def counted_so_far(repository: Any, run: Any) -> Any:
     if not run.never_ended or run.cases or streamed is None:
         return run
     return run.counted_by(streamed.case_tally(run.id))
+
+
+def runs_started_before(history: Any, cutoff: float) -> dict[Any, int]:
+    """How many runs started strictly before ``cutoff`` a :class:`RunHistory` store holds, per
+    :class:`~evalkit.runs.RunStatus`: the store's own count (``runs_started_before``, one query in
+    the built-in store) when it has one, else every run it lists (:meth:`RunHistory.recent_runs`,
+    asked for more until it gives fewer than asked). Counted from the newest 1,000 runs, a store
+    with more newer runs than that counted none of the older ones."""
+    count = getattr(history, "runs_started_before", None)
+    if callable(count):
+        return dict(count(cutoff))
+    limit = 1000
+    while True:
+        runs = history.recent_runs(limit=limit)
+        if len(runs) < limit:
+            break
+        limit *= 4
+    counts: dict[Any, int] = {}
+    for run in runs:
+        if run.started_at < cutoff:
+            counts[run.status] = counts.get(run.status, 0) + 1
+    return counts
 
 
 def missing_store(url: str) -> Path | None:
