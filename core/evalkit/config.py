@@ -51,9 +51,10 @@ from typing import Any
 
 import attrs
 
+from .durations import read_duration
 from .errors import ConfigError
 from .printable import not_nfc
-from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
+from .shapes import finite_number, short_repr
 from .wording import argument, path_named, table_key
 
 __all__ = [
@@ -233,13 +234,10 @@ def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> A
 
 
 def _seconds(value: Any, what: str) -> float:
-    """``value`` as a time limit in seconds: a number from :data:`~evalkit.shapes.MIN_SECONDS` (1 ms)
-    to :data:`MAX_ANSWER_TIMEOUT_S` (a day)."""
-    if not seconds_between(value, MAX_ANSWER_TIMEOUT_S):
-        raise ConfigError(
-            f"{what} must be a number of seconds from {MIN_SECONDS:g} (1 ms) to {MAX_ANSWER_TIMEOUT_S}, got {short_repr(value)}"
-        )
-    return float(value)
+    """``value`` as a time limit in seconds, from :data:`~evalkit.shapes.MIN_SECONDS` (1 ms) to
+    :data:`MAX_ANSWER_TIMEOUT_S` (a day): a number of seconds or a duration with a unit (``"10m"``),
+    by :mod:`evalkit.durations`' one rule; a :class:`ConfigError` naming the key otherwise."""
+    return read_duration(value, what, most=MAX_ANSWER_TIMEOUT_S, error=ConfigError)
 
 
 def _min_judge_kappa(table: Any, where: str) -> float | None:

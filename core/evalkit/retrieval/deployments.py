@@ -30,10 +30,10 @@ import attrs
 from evalkit.catalog import SourcedSet
 from evalkit.components import resolve_paths
 from evalkit.config import Config
+from evalkit.durations import read_duration
 from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError, carried
 from evalkit.options import declared_options
 from evalkit.project_files import ProjectBoundary
-from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
 from evalkit.wording import argument
 
 from ..components import offers
@@ -82,14 +82,10 @@ class Deployment:
 
 
 def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> float:
-    """Take ``timeout`` out of the options: a number of seconds from 1 ms to a day."""
+    """Take ``timeout`` out of the options: a duration from 1 ms to a day (a number of seconds, or
+    one with a unit: :mod:`evalkit.durations`' one rule)."""
     raw = options.pop(TIMEOUT_OPTION, DEFAULT_TIMEOUT_S)
-    if not seconds_between(raw, 86400):
-        raise UsageError(
-            f'deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION} must be a number of seconds '
-            f"from {MIN_SECONDS:g} (1 ms) to 86400, got {short_repr(raw)}"
-        )
-    return float(raw)
+    return read_duration(raw, f"deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION}", most=86400)
 
 
 @attrs.frozen
