@@ -676,7 +676,7 @@ def test_a_generator_that_never_answers_one_case_costs_that_case_not_the_run(cli
     assert stuck["error"] == "no answer within 1 s (the provider instance's answer_timeout); the call was abandoned"
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "inf", '"60 s"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
+@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "inf", '"60"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
 def test_an_answer_timeout_that_is_not_a_number_of_seconds_from_1_ms_to_a_day_is_refused(cli, project, value) -> None:
     (project / "evalkit.toml").write_text(f'[providers.slow]\nadapter = "hostile.stuck"\nanswer_timeout = {value}\n')
     result = cli("run", "evalkit.smoke", "--provider", "slow")
@@ -1138,7 +1138,7 @@ def test_an_entry_point_whose_name_is_a_million_characters_is_refused_and_named_
     assert cli("run", "giant.one", env=env).code == 0
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "-inf", '"60 s"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
+@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "-inf", '"60"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_from_1_ms_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):
         (project / "evalkit.toml").write_text(f"{key} = {value}\n")

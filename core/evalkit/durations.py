@@ -42,11 +42,14 @@ def spoken_seconds(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def duration_rule(most: float, *, least: float = MIN_SECONDS, unit_required: bool = False) -> str:
+def duration_rule(most: float, *, least: float = MIN_SECONDS, unit_required: bool = False, typed: bool = False) -> str:
     """``must be a duration from 1 ms to 7 days (…)``: the words every refused duration is told."""
-    words = "a number with a unit s, m, h, d or w: 45s, 30m, 12h, 90d, 2w" if unit_required else (
-        "a number of seconds, or one with a unit s, m, h, d or w: 90s, 30m, 2h, 1d"
-    )
+    if typed:
+        words = 'a number of seconds, or text with a unit s, m, h, d or w: 90, "90s", "30m", "1d"'
+    elif unit_required:
+        words = "a number with a unit s, m, h, d or w: 45s, 30m, 12h, 90d, 2w"
+    else:
+        words = "a number of seconds, or one with a unit s, m, h, d or w: 90s, 30m, 2h, 1d"
     return f"must be a duration from {spoken_seconds(least)} to {spoken_seconds(most)} ({words})"
 
 
@@ -57,21 +60,24 @@ def read_duration(
     most: float,
     least: float = MIN_SECONDS,
     unit_required: bool = False,
+    typed: bool = False,
     error: type[Exception] | None = None,
 ) -> float:
     """``value`` in seconds: a number (not a ``bool``) of seconds, or text — a decimal number in
     ASCII digits with an optional unit (:data:`UNIT_SECONDS`, any case; required with
-    ``unit_required``) — from ``least`` to ``most``. Anything else raises ``error`` (default
+    ``unit_required``) — from ``least`` to ``most``. ``typed``: the value comes from a typed file
+    (TOML), where a number is the seconds and text must carry its unit — ``"60"`` is a number
+    written as text, refused as every key of the configuration refuses one. Anything else raises ``error`` (default
     :class:`~evalkit.errors.UsageError`) saying ``named`` (an option as
     :func:`evalkit.wording.argument` gives it, a configuration key, a variable)
     :func:`duration_rule`, with the value quoted (its start, when long)."""
     seconds: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = None if unit_required else float(value)
+        seconds = None if unit_required and not typed else float(value)
     elif isinstance(value, str) and len(value) <= 40:
         written = _WRITTEN.fullmatch(value.strip().lower())
         number = "" if written is None else written["number"]
-        if number == number.strip() and decimal_text(number) and written and (written["unit"] or not unit_required):
+        if number == number.strip() and decimal_text(number) and written and (written["unit"] or not (unit_required or typed)):
             try:
                 seconds = float(number) * UNIT_SECONDS[written["unit"] or "s"]
             except (ValueError, OverflowError):
@@ -79,4 +85,4 @@ def read_duration(
     if seconds is not None and seconds_between(seconds, most) and seconds >= least:
         return seconds
     shown = quoted(clipped(value, 40)) if isinstance(value, str) else clipped(repr(value), 40)
-    raise (error or UsageError)(f"{named} {duration_rule(most, least=least, unit_required=unit_required)}, got {shown}")
+    raise (error or UsageError)(f"{named} {duration_rule(most, least=least, unit_required=unit_required, typed=typed)}, got {shown}")

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+from .environment import variable
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
 from .problem_texts import bounded_problem, clipped, too_long
@@ -370,7 +371,8 @@ def records(group: str) -> tuple[PluginRecord, ...]:
 def disabled() -> frozenset[str]:
     """What :data:`DISABLE_ENV` names, comma-separated: entry-point names, or ``DISTRIBUTION:NAME``
     (:func:`is_disabled`); read each time, library callers may set it."""
-    return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
+    listed = variable(DISABLE_ENV, "plugin names separated by commas", "switch no plugin off") or ""
+    return frozenset(n.strip() for n in listed.split(",") if n.strip())
 
 
 def is_disabled(record: PluginRecord, off: frozenset[str]) -> bool:

@@ -9,6 +9,7 @@ from evalkit.durations import read_duration
 from evalkit.errors import UsageError
 
 UNITS = "a number of seconds, or one with a unit s, m, h, d or w: 90s, 30m, 2h, 1d"
+TYPED = 'a number of seconds, or text with a unit s, m, h, d or w: 90, "90s", "30m", "1d"'
 
 
 def test_the_two_wait_options_refuse_by_one_rule_naming_the_option_and_both_bounds(cli, project) -> None:
@@ -30,7 +31,10 @@ def test_a_configuration_key_and_an_environment_variable_take_the_same_words(cli
     assert cli("run", "evalkit.smoke", env={"EVALKIT_BUSY_TIMEOUT": "2m"}).code == 0
     (project / "evalkit.toml").write_text('grade_timeout = "2d"\n')
     refused = cli("run", "evalkit.smoke")
-    assert refused.code == 2 and f'grade_timeout must be a duration from 1 ms to 1 day ({UNITS}), got "2d"' in refused.stderr
+    assert refused.code == 2 and f'grade_timeout must be a duration from 1 ms to 1 day ({TYPED}), got "2d"' in refused.stderr
+    (project / "evalkit.toml").write_text('grade_timeout = "60"\n')
+    text = cli("run", "evalkit.smoke")  # a number written as text, refused as by every key
+    assert text.code == 2 and f'grade_timeout must be a duration from 1 ms to 1 day ({TYPED}), got "60"' in text.stderr
     (project / "evalkit.toml").unlink()
     busy = cli("run", "evalkit.smoke", env={"EVALKIT_BUSY_TIMEOUT": "2d"})
     assert busy.code == 2 and f'EVALKIT_BUSY_TIMEOUT must be a duration from 1 ms to 1 day ({UNITS}), got "2d"' in busy.stderr
@@ -47,6 +51,12 @@ def test_an_age_needs_its_unit_and_is_told_by_the_same_rule(cli, project) -> Non
 def test_what_is_no_duration(value) -> None:
     with pytest.raises(UsageError, match=r"^limit must be a duration from 1 ms to 1 day \("):
         read_duration(value, "limit", most=86400)
+
+
+def test_a_typed_value_is_seconds_as_a_number_and_needs_its_unit_as_text() -> None:
+    assert [read_duration(v, "key", most=86400, typed=True) for v in (60, 0.5, "10m", "2h")] == [60, 0.5, 600, 7200]
+    with pytest.raises(UsageError, match=r'^key must be a duration from 1 ms to 1 day \(a number of seconds, or text with'):
+        read_duration("60", "key", most=86400, typed=True)
 
 
 def test_what_a_duration_reads() -> None:

@@ -112,18 +112,12 @@ def _environment_url() -> str | None:
 
     An empty value is what CI makes of a secret a job cannot read (a fork's pull request): read
     as "not set", every job would fall back to a store of its own and no gate would ever fire."""
-    env = os.environ.get("EVALKIT_DATABASE_URL")
-    if env is None:
-        return None
-    if not env.strip():
-        from ..errors import StorageError
+    from ..environment import variable
+    from ..errors import StorageError
 
-        raise StorageError(
-            "EVALKIT_DATABASE_URL is set but empty (in CI: a secret this job cannot read, e.g. on a fork's pull "
-            "request?), so there is no store to use; set it to the results database's URL, or unset it to use "
-            "the project's own store"
-        )
-    return env
+    return variable(
+        "EVALKIT_DATABASE_URL", "the results database's URL", "use the project's own store", error=StorageError
+    )
 
 
 def default_database_url(cwd: Path | None = None) -> str:
@@ -157,7 +151,7 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
     if source == "--database":
         return with_lower_scheme(explicit)  # type: ignore[arg-type]
     if source == "EVALKIT_DATABASE_URL":
-        return _well_formed(with_lower_scheme(os.environ["EVALKIT_DATABASE_URL"]), "EVALKIT_DATABASE_URL")
+        return _well_formed(with_lower_scheme(_environment_url() or ""), "EVALKIT_DATABASE_URL")
     if source == "config":
         url: str = with_lower_scheme(config.database)
         if config.path is not None:  # as written there, before a relative SQLite path is resolved

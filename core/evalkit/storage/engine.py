@@ -7,13 +7,13 @@ reduced to its first cause, in one line (:func:`failure_cause`).
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import peewee as pw
 
 from ..durations import read_duration
+from ..environment import variable
 from ..errors import StorageError, StoreUnavailable
 from ..textfiles import keep_from_outputs
 from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
@@ -46,8 +46,8 @@ _PG_LOST = (
 def busy_timeout_s() -> float:
     """The busy timeout in seconds: ``$EVALKIT_BUSY_TIMEOUT`` (a duration from 1 ms to a day, by
     :mod:`evalkit.durations`' one rule: ``30``, ``90s``, ``2m``), else :data:`BUSY_TIMEOUT_S`."""
-    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
-    if not raw:
+    raw = variable(BUSY_TIMEOUT_ENV, "a duration such as 60 or 2m", f"wait the default {BUSY_TIMEOUT_S} s")
+    if raw is None:
         return float(BUSY_TIMEOUT_S)
     return read_duration(raw, BUSY_TIMEOUT_ENV, most=86400)
 
