@@ -30,3 +30,23 @@ def test_the_one_reader() -> None:
     with pytest.raises(ConfigError):
         variable("EVALKIT_X", "a thing", "do without", environ={"EVALKIT_X": ""}, error=ConfigError)
 
+
+def test_a_disabled_plugin_name_no_installed_plugin_has_is_warned_about_once_with_a_suggestion(cli, monkeypatch) -> None:
+    """``EVALKIT_DISABLE_PLUGINS=evalkit.smok`` switched nothing off, silently: the run went ahead
+    with the plugin the user meant to switch off. Now a warning (never an error: a deployment may
+    list a plugin not installed on every machine), once per process, with the close names."""
+    from evalkit import registry
+
+    monkeypatch.setattr(registry, "_looked_up", set())
+    result = cli("list", "sets", env={"EVALKIT_DISABLE_PLUGINS": "evalkit.smok, nonexistent.plugin ,acme-nowhere:openai"})
+    assert result.code == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "EVALKIT_DISABLE_PLUGINS names" in line]
+    assert len(warned) == 3, result.stderr  # once each, however often the command reads the variable
+    assert 'names "evalkit.smok", which no installed plugin is, so it switches nothing off. Did you mean "evalkit.smoke"?' in warned[1]
+    assert 'names "nonexistent.plugin"' in warned[2] and "Did you mean" not in warned[2]
+    assert "not installed on every machine" in warned[0] and 'names "acme-nowhere:openai"' in warned[0]
+    assert "evalkit.smoke" in result.stdout
+    again = cli("list", "sets", env={"EVALKIT_DISABLE_PLUGINS": "evalkit.smok"})
+    assert "EVALKIT_DISABLE_PLUGINS names" not in again.stderr, "once per process"
+    quiet = cli("list", "sets", env={"EVALKIT_DISABLE_PLUGINS": "evalkit.smoke"})
+    assert quiet.code == 0 and "warning" not in quiet.stderr
