@@ -121,3 +121,21 @@ def test_prune_counts_what_it_kept_in_the_store_not_in_the_newest_thousand_runs(
     pruned = evalkit_cli("db", "prune", "--older-than", "90d", "--json")
     assert pruned.code == 0, pruned.stderr
     assert pruned.json()["pruned_runs"] == 0 and pruned.json()["kept_baselines"] == 1, pruned.stdout
+
+
+def test_a_store_without_its_own_count_is_counted_from_every_run_it_lists() -> None:
+    """A third-party ``RunHistory`` has no ``runs_started_before``: its runs are listed until it
+    gives fewer than asked, never cut at the first 1,000."""
+    from types import SimpleNamespace
+
+    from evalkit.runs import RunStatus
+    from evalkit.storage import runs_started_before
+
+    runs = [SimpleNamespace(started_at=5000 - n, status=RunStatus.COMPLETE) for n in range(2500)]
+    runs.append(SimpleNamespace(started_at=1, status=RunStatus.RUNNING))
+
+    class Listed:
+        def recent_runs(self, set_identifier=None, limit=20):  # noqa: ANN001, ANN201
+            return runs[:limit]
+
+    assert runs_started_before(Listed(), 3000) == {RunStatus.COMPLETE: 499, RunStatus.RUNNING: 1}
