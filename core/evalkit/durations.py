@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .errors import UsageError
-from .shapes import MIN_SECONDS, clipped, decimal_text, seconds_between
+from .shapes import MIN_SECONDS, clipped, decimal_text, finite_number, seconds_between
 from .wording import quoted
 
 __all__ = ["UNIT_SECONDS", "duration_rule", "read_duration", "spoken_seconds"]
@@ -67,13 +67,13 @@ def read_duration(
     ASCII digits with an optional unit (:data:`UNIT_SECONDS`, any case; required with
     ``unit_required``) — from ``least`` to ``most``. ``typed``: the value comes from a typed file
     (TOML), where a number is the seconds and text must carry its unit — ``"60"`` is a number
-    written as text, refused as every key of the configuration refuses one. Anything else raises ``error`` (default
-    :class:`~evalkit.errors.UsageError`) saying ``named`` (an option as
+    written as text, refused as every key of the configuration refuses one. Anything else raises
+    ``error`` (default :class:`~evalkit.errors.UsageError`) saying ``named`` (an option as
     :func:`evalkit.wording.argument` gives it, a configuration key, a variable)
     :func:`duration_rule`, with the value quoted (its start, when long)."""
     seconds: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = None if unit_required and not typed else float(value)
+        seconds = None if (unit_required and not typed) or not finite_number(value) else float(value)
     elif isinstance(value, str) and len(value) <= 40:
         written = _WRITTEN.fullmatch(value.strip().lower())
         number = "" if written is None else written["number"]
