@@ -77,7 +77,12 @@ def read_duration(
     elif isinstance(value, str) and len(value) <= 40:
         written = _WRITTEN.fullmatch(value.strip().lower())
         number = "" if written is None else written["number"]
-        if number == number.strip() and decimal_text(number) and written and (written["unit"] or not (unit_required or typed)):
+        if (
+            number == number.strip()
+            and decimal_text(number)
+            and written
+            and (written["unit"] or not (unit_required or typed))
+        ):
             try:
                 seconds = float(number) * UNIT_SECONDS[written["unit"] or "s"]
             except (ValueError, OverflowError):
@@ -85,4 +90,6 @@ def read_duration(
     if seconds is not None and seconds_between(seconds, most) and seconds >= least:
         return seconds
     shown = quoted(clipped(value, 40)) if isinstance(value, str) else clipped(repr(value), 40)
-    raise (error or UsageError)(f"{named} {duration_rule(most, least=least, unit_required=unit_required, typed=typed)}, got {shown}")
+    raise (error or UsageError)(
+        f"{named} {duration_rule(most, least=least, unit_required=unit_required, typed=typed)}, got {shown}"
+    )
