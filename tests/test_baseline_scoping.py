@@ -131,8 +131,8 @@ def test_a_chosen_run_that_cannot_be_the_baseline_is_refused_with_the_reason(rep
     assert scope_mismatch(good, scope) is None
     other = repo.get_run(store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")))
     assert scope_mismatch(other, scope) == (
-        f'run {other.id} is of another scope (set "pkg.set", gpt-4o-2024-11-20 (prod-gpt/gpt-4o), grader "deterministic"), '
-        'not set "pkg.set", gpt-4o-2024-08-06 (prod-gpt/gpt-4o), grader "deterministic"'
+        f'run {other.id} is of another scope (set "pkg.set", "gpt-4o-2024-11-20" ("prod-gpt/gpt-4o"), grader "deterministic"), '
+        'not set "pkg.set", "gpt-4o-2024-08-06" ("prod-gpt/gpt-4o"), grader "deterministic"'
     )
     unfinished = repo.get_run(store(repo, status="interrupted"))
     assert scope_mismatch(unfinished, scope) == f"run {unfinished.id} is interrupted; only a complete run can be a baseline"

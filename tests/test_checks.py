@@ -271,7 +271,7 @@ def test_the_regex_timeout_names_the_pattern() -> None:
     [
         ("regex", 5, ["must be a non-empty string"]),
         ("regex", "", ["must be a non-empty string"]),
-        ("regex", "/a/U", ["unsupported PCRE modifier(s) 'U' in '/a/U'"]),
+        ("regex", "/a/U", ["unsupported PCRE modifier 'U' in '/a/U'"]),
         ("regex", "[0-9]", []),
         ("contains_any", "ok", ["must be a non-empty list of strings"]),
         ("contains_any", [], ["must be a non-empty list of strings"]),

@@ -52,3 +52,31 @@ def test_an_argument_is_named_by_the_front_end_that_holds_the_naming() -> None:
         assert argument("path", "PATH", option="--config PATH") == "--evalkit-config PATH"
         assert argument("run_id", "ID", option="--resume ID") == "run_id=ID"
     assert argument("path", option="--config") == "path"
+
+
+def test_no_message_counts_with_a_plural_in_brackets() -> None:
+    """A message says "1 problem" or "3 problems" (:func:`evalkit.wording.counted`), never
+    "3 problem(s)": the contract kit's ``AssertionError`` said "(1 problem(s))", the pytest plugin's
+    regression gate "2 case(s) errored", the replay generator "holds 1 model turn(s)", a set
+    file's "[sets] has unknown key(s)", a PCRE pattern's "unsupported PCRE modifier(s)". Every
+    string of evalkit's code and built-in plugins but docstrings is read."""
+    import ast
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    bracketed = re.compile(r"[A-Za-z]\((?:s|es)\)")
+    found = []
+    for path in sorted([*(root / "core" / "evalkit").rglob("*.py"), *(root / "plugins" / "evalkit_plugins").rglob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        }  # fmt: skip
+        found += [
+            f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings and bracketed.search(node.value)
+        ]
+    assert not found, "\n".join(found)

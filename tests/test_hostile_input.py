@@ -659,12 +659,16 @@ def test_validate_names_a_file_whose_name_is_too_long_for_the_system(cli) -> Non
 # --- A generator that never returns ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("adapter", ["hostile.stuck", "hostile.stuck_async"], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    "adapter", ["hostile.stuck", "hostile.stuck_async", "hostile.blocking_async"], ids=["sync", "async", "async-blocking"]
+)
 @pytest.mark.parametrize("concurrency", ["1", "4"])
 def test_a_generator_that_never_answers_one_case_costs_that_case_not_the_run(cli, project, adapter, concurrency) -> None:
     """Each answer has a time limit (the instance's answer_timeout, default 600 s): the stuck case
     is errored, the others are answered and stored, and the abandoned call does not keep the
-    process from exiting (a concurrent.futures thread would have been joined at exit, for ever)."""
+    process from exiting (a concurrent.futures thread would have been joined at exit, for ever).
+    An async generator that blocks the event loop (``time.sleep`` in ``agenerate``) was never
+    cancelled, the loop being stuck in it: the run hung. It is interrupted where it blocks."""
     (project / "evalkit.toml").write_text(f'[providers.slow]\nadapter = "{adapter}"\nmodel = "m"\nanswer_timeout = 1\n')
     result = cli("run", "evalkit.smoke", "--provider", "slow", "--concurrency", concurrency, "--json",
                  env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"}, timeout=60)  # fmt: skip
@@ -673,7 +677,8 @@ def test_a_generator_that_never_answers_one_case_costs_that_case_not_the_run(cli
     assert document["status"] == "incomplete" and document["answered"] == 7 and document["errored"] == 1
     (stuck,) = [case for case in document["cases"] if case["error"]]
     assert stuck["id"] == "two-plus-two"
-    assert stuck["error"] == "no answer within 1 s (the provider instance's answer_timeout); the call was abandoned"
+    how = "the generator was interrupted" if adapter == "hostile.blocking_async" else "the call was abandoned"
+    assert stuck["error"] == f"no answer within 1 s (the provider instance's answer_timeout); {how}"
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "inf", '"60"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
@@ -727,12 +732,16 @@ def test_no_line_evalkit_prints_is_a_ci_runners_command(cli, project) -> None:
 # --- A grader that never returns ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("grader", ["hostile.stuck_grader", "hostile.stuck_async_grader"], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    "grader", ["hostile.stuck_grader", "hostile.stuck_async_grader", "hostile.blocking_async_grader"], ids=["sync", "async", "async-blocking"]
+)
 @pytest.mark.parametrize("concurrency", ["1", "4"])
 def test_a_grader_that_never_returns_fails_that_grading_not_the_run(cli, project, grader, concurrency) -> None:
     """Grading one answer has a time limit (grade_timeout, default 600 s): a synchronous grader is
     interrupted (even one that swallows every Exception), an async one cancelled; the case's grading
-    fails, the other cases are graded, and the run is kept out of comparisons by its failed yardstick."""
+    fails, the other cases are graded, and the run is kept out of comparisons by its failed yardstick.
+    An async grader that blocks the event loop (``time.sleep`` in ``agrade``) was never cancelled,
+    the loop being stuck in it: the run hung for ever. It is interrupted, as a synchronous one is."""
     (project / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
     result = cli("run", "evalkit.smoke", "--grader", grader, "--concurrency", concurrency, "--json",
                  env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"}, timeout=60)  # fmt: skip
@@ -741,7 +750,7 @@ def test_a_grader_that_never_returns_fails_that_grading_not_the_run(cli, project
     assert document["status"] == "complete" and document["passed"] == 6, result.stderr[-1000:]
     (stuck,) = [case for case in document["cases"] if not case["passed"]]
     assert stuck["id"] == "two-plus-two" and stuck["yardstick"] == f"{grader}:failed"
-    how = "cancelled" if "async" in grader else "interrupted"
+    how = "cancelled" if grader == "hostile.stuck_async_grader" else "interrupted"
     assert stuck["checks"][0]["error"] == f"no grading within 1 s (grade_timeout); the grader was {how}"
 
 

@@ -191,3 +191,9 @@ def test_path_options_are_the_marked_fields_or_the_listed_names() -> None:
     assert path_options(TakesTheObject) == ("corpus",)
     assert path_options(DeclaresNothing) == ("pages",)
     assert path_options(OptionNamedOptions) == ()
+
+
+def test_one_of_names_each_choice_quoted_with_its_escapes() -> None:
+    """A plugin's choices were written between quotes by hand: a choice holding a '"' or a line
+    break ended early or printed a line of its own. Each is named through wording.quoted."""
+    assert one_of("fast", 'a"b', "x\nevalkit: ok").requirement == 'must be "fast", "a\\"b" or "x\\x0aevalkit: ok"'

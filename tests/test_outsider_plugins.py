@@ -39,3 +39,87 @@ def test_a_graders_texts_that_raise_when_printed_are_kept_as_plain_text(cli, pro
     assert (cases["yardstick"]["passed"], cases["yardstick"]["yardstick"]) == (True, "outsider:v1")
     shown = cli("show", document.json()["run_id"])
     assert shown.code == 0 and "internal error" not in shown.stderr, shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "named", "lacking"),
+    [
+        (("--provider", "outsider.shapeless"), 'generator "outsider.shapeless"', "has none of generate(request), async agenerate(request)"),
+        (("--grader", "outsider.shapeless"), 'grader "outsider.shapeless"', "has neither grade(prompt, answer) nor async agrade"),
+        (("--database", "outsiderstore:///tmp/never-written.json"), 'repository "outsiderstore"', "lacks begin_run, record_cases"),
+    ],
+)
+def test_a_factory_that_builds_no_component_of_its_kind_is_refused_before_the_run(cli, project: Path, args, named, lacking) -> None:
+    """A generator or grader factory that built an object without ``generate``/``grade`` had every
+    case errored or failed with ``AttributeError`` (exit 3, the run stored); a repository without
+    ``begin_run`` ended ``evalkit run`` in an internal error with a traceback. Each is now the
+    plugin's refusal where it is created, as a retriever's was: exit 2, nothing stored."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n')
+    result = cli("run", "outsider.graded", *args)
+    assert result.code == 2, (result.code, result.stderr)
+    assert f"evalkit: error: {named} (evalkit-outsider-plugins 0.1.0): its factory returned 'Shapeless', which {lacking}" in result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert "Evaluation:" not in result.stdout and not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize("command", [("show", "r-1"), ("compare", "r-1", "r-2"), ("report", "r-1")])
+def test_a_third_party_store_that_fails_outside_a_run_is_said_as_the_stores_failure(cli, project: Path, command) -> None:
+    """A third-party store's own ``OSError`` (its disk gone) met while ``show``, ``compare`` or
+    ``report`` read it was said as evalkit's internal error with a traceback (exit 2); in a run it
+    was already the store's failure. Now it is the same outside a run: exit 3, naming the store's
+    class and what it raised, no traceback."""
+    result = cli(*command, "--database", "outsiderdisk:///srv/store")
+    assert result.code == 3, (result.code, result.stderr)
+    said = "evalkit: error: the results store failed: evalkit_outsider_plugins.UnreadableStore raised OSError: [Errno 5] Input/output error: 'outsiderdisk:///srv/store'"
+    assert said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_third_party_store_that_gives_back_no_run_is_refused_naming_it(cli, project: Path) -> None:
+    """A store whose ``begin_run`` returned ``None`` ended ``evalkit run`` in an internal error
+    (``TypeError: exceptions must derive from BaseException``), one whose ``get_run`` returned a
+    dict ended ``evalkit show`` in one (``'dict' object has no attribute …``). Each is the store's
+    failure, naming the plugin, the method and what it returned; no traceback."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    store = ("--database", "outsidermisshapen:///srv/store")
+    plugin = 'repository "outsidermisshapen" (evalkit-outsider-plugins 0.1.0)'
+    ran = cli("run", "outsider.graded", "--grader", "outsider.treacherous_text", *store)
+    assert ran.code == 2, (ran.code, ran.stderr)
+    assert f"{plugin}: begin_run() returned NoneType None, not an evalkit Run — nothing was stored" in ran.stderr, ran.stderr
+    shown = cli("show", "r-1", *store)
+    assert shown.code == 2, (shown.code, shown.stderr)
+    assert f"evalkit: error: {plugin}: get_run() returned dict {{'id': 'r-1'}}, not an evalkit Run or None" in shown.stderr
+    assert "Traceback" not in ran.stderr + shown.stderr and "internal error" not in ran.stderr + shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (("run", "outsider.graded", "--provider", "outsider.forging"), {}, 'generator "outsider.forging" (evalkit-outsider-plugins 0.1.0) raised RuntimeError when created: '),
+        (("run", "outsider.nope"), {"OUTSIDER_FORGE": "1"}, 'golden prompt set provider "outsider.forging" (evalkit-outsider-plugins 0.1.0): RuntimeError in golden_prompt_sets(): '),
+    ],
+)
+def test_a_line_break_in_what_a_plugin_raised_never_forges_a_line_of_evalkit_s(evalkit_cli, plugin_dists, project: Path, args, env, said) -> None:
+    """An error message keeps its own line breaks: a plugin's exception quoted in it — raised when
+    the plugin was created, or by a set provider named under an unknown set — printed its
+    ``\\nevalkit: ok, every case passed`` as a line of its own (and its escape sequence raw). It
+    is written with escapes, as a quoted word is; a case's stored error keeps its text."""
+    result = evalkit_cli(*args, env={"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), **env})
+    assert result.code == 2, (result.code, result.stderr)
+    assert said + "the app is down\\x0aevalkit: ok, every case passed\\x1b[32m" in result.stderr, result.stderr
+    assert "\nevalkit: ok" not in result.stderr and "\x1b" not in result.stderr
+
+def test_a_generator_declaring_a_concurrency_evalkit_cannot_use_is_refused_naming_it(cli, project: Path) -> None:
+    """``concurrency = "4"`` on a generator was passed over, unsaid, for 8 prompts in flight,
+    where ``check_generator`` refuses it: now the run refuses it,
+    naming the plugin and the value, before anything is called or stored; a concurrency configured
+    for the instance is used instead of it."""
+    (project / "evalkit.toml").write_text('[providers.app]\nadapter = "outsider.quoted_concurrency"\n')
+    refused = cli("run", "outsider.graded", "--provider", "app")
+    assert refused.code == 2, (refused.code, refused.stderr)
+    said = 'generator "outsider.quoted_concurrency" (evalkit-outsider-plugins 0.1.0) declares concurrency str \'4\', which must be a whole number of at least 1'
+    assert said in refused.stderr and "Evaluation:" not in refused.stdout, refused.stderr
+    assert not (project / ".evalkit").exists()
+    (project / "evalkit.toml").write_text('[providers.app]\nadapter = "outsider.quoted_concurrency"\nconcurrency = 2\n')
+    ran = cli("run", "outsider.graded", "--provider", "app")
+    assert ran.code == 0 and "Concurrency: 2 requests in flight" in ran.stdout, ran.stderr

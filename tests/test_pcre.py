@@ -170,7 +170,8 @@ def test_without_u_the_classes_are_ascii_and_with_u_unicode() -> None:
 def test_unsupported_modifiers_are_refused_by_name(pattern: str, named: str) -> None:
     with pytest.raises(PatternError) as caught:
         compile_pattern(pattern)
-    assert str(caught.value) == f"unsupported PCRE modifier(s) {named!r} in {pattern!r}"
+    noun = "modifier" if len(named) == 1 else "modifiers"
+    assert str(caught.value) == f"unsupported PCRE {noun} {named!r} in {pattern!r}"
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,18 @@ CONFIGS = {
         ("retrieval", "evalkit_stdlib.docs", "--deployment", HOSTILE),
         ['deployment "x\\x0aevalkit: ok\\x1b[31m" names no retriever', "(evalkit.lexical, x\\x0aevalkit: ok\\x1b[31m)"],
     ),
+    # the configured provider instances, listed when none is chosen (printed raw: a line of its own)
+    "provider instances listed": (
+        f'[providers.{HOSTILE_TOML}]\nadapter = "replay"\npath = "a.jsonl"\n[providers.b]\nadapter = "replay"\npath = "a.jsonl"\n',
+        ("run", "evalkit.smoke"),
+        ["several provider instances are configured (x\\x0aevalkit: ok\\x1b[31m, b)"],
+    ),
+    # the deployments listed beside an unknown one (printed raw)
+    "deployments listed": (
+        f'[deployments.{HOSTILE_TOML}.retrievers."evalkit.lexical"]\ncorpus = "c"\n',
+        ("retrieval", "evalkit_stdlib.docs", "--deployment", "nope"),
+        ["Known deployments: demo, x\\x0aevalkit: ok\\x1b[31m"],
+    ),
 }
 
 
@@ -194,6 +206,70 @@ def test_a_set_file_with_a_line_break_in_its_name_is_named_quoted(evalkit_cli, p
     assert f'"evals/{HOSTILE_FOLDER_SHOWN}.yaml":3:10: prompts: 3' in result.stdout + result.stderr
 
 
+def test_the_files_init_writes_are_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    """`evalkit init DIR` printed "wrote DIR/evalkit.toml" and "Next, in DIR:" with DIR as it is: a
+    folder name with a line break printed a line "evalkit: ok" of its own, and one with a space
+    read as two words."""
+    result = evalkit_cli("init", str(hostile_project))
+    assert result.code == 0, result.stderr
+    assert (hostile_project / "evalkit.toml").is_file()
+    _path_shown(result.stdout, hostile_project / "evalkit.toml")
+    _path_shown(result.stdout, hostile_project / "evals" / "example.yaml")
+    assert f'Next, in "{hostile_project}":'.replace(HOSTILE_FOLDER, HOSTILE_FOLDER_SHOWN) in result.stdout, result.stdout
+
+
+def test_the_files_an_import_reads_and_writes_are_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    """`evalkit import otel` printed "wrote SET and ANSWERS" and "read N spans from TRACE" with
+    the paths as they are: a line break in one printed a line of its own."""
+    from tests.support.otel_traces import answer, model_call, text, trace_file
+
+    trace = hostile_project / "prod x.jsonl"
+    with trace_file(trace) as tracer:
+        model_call(tracer, [text("user", "When can I return a lamp?")], answer("Within 30 days."))
+    set_file, answers = hostile_project / "set.yaml", hostile_project / "a.jsonl"
+    result = evalkit_cli("import", "otel", str(trace), "-o", str(set_file), "--answers", str(answers))
+    assert result.code == 0, result.stderr
+    _path_shown(result.stdout, set_file)
+    _path_shown(result.stdout, answers)
+    assert 'from "prod x.jsonl" (' in result.stdout, result.stdout
+
+
+def test_a_missing_replay_file_is_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    (hostile_project / "evalkit.toml").write_text('[providers.my-app]\nadapter = "replay"\npath = "missing.jsonl"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app", cwd=hostile_project)
+    assert result.code == 2, result.stderr
+    _path_shown(result.stderr, hostile_project / "missing.jsonl")
+    assert "replay file " in result.stderr
+
+
+def test_a_resume_in_a_store_not_made_yet_names_it_quoted(evalkit_cli, hostile_project: Path) -> None:
+    store = hostile_project / "results.db"
+    result = evalkit_cli("run", "evalkit.smoke", "--resume", "r1", "--database", f"sqlite:///{store}")
+    assert result.code == 2, result.stderr
+    assert "there is no store at " in result.stderr, result.stderr
+    _path_shown(result.stderr, store)
+
+
+def test_a_missing_set_file_names_the_folder_looked_in_quoted(evalkit_cli, hostile_project: Path) -> None:
+    (hostile_project / "evalkit.toml").write_text('[sets]\npaths = ["missing.yaml"]\n')
+    result = evalkit_cli("validate", cwd=hostile_project)
+    assert result.code == 2
+    said = result.stdout + result.stderr
+    assert "(looked in " in said, said
+    _path_shown(said, hostile_project)
+
+
+def test_the_trec_files_written_are_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    run_file, qrels = hostile_project / "run.txt", hostile_project / "qrels.txt"
+    result = evalkit_cli(
+        "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo",
+        "--export-run", str(run_file), "--export-qrels", str(qrels), cwd=hostile_project,
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    _path_shown(result.stdout, run_file)
+    _path_shown(result.stdout, qrels)
+
+
 @pytest.mark.parametrize(
     ("path", "shown"),
     [
@@ -209,6 +285,20 @@ def test_path_named(path: object, shown: str) -> None:
     from evalkit.wording import path_named
 
     assert path_named(path) == shown
+
+
+def test_evalkits_own_words_in_a_names_place_are_not_quoted_as_a_name() -> None:
+    """A record standing for a distribution's unreadable entry points was labelled
+    ``generator "(unreadable)" (…)``, as if a plugin had chosen that name; a plugin that did choose
+    it is still quoted."""
+    from evalkit.registry import UNREADABLE_ENTRY_POINTS, PluginRecord
+    from evalkit.wording import quoted, word_named
+
+    placeholder = PluginRecord("evalkit.generators", UNREADABLE_ENTRY_POINTS, "", "broken-1.0.dist-info", "in /site")
+    assert placeholder.label == "generator (unreadable) (broken-1.0.dist-info in /site)"
+    assert quoted(UNREADABLE_ENTRY_POINTS) == word_named(UNREADABLE_ENTRY_POINTS) == "(unreadable)"
+    chosen = PluginRecord("evalkit.generators", "(unreadable)", "m:f", "acme", "1.0")
+    assert chosen.label == 'generator "(unreadable)" (acme 1.0)'
 
 
 # -- the rule, kept ----------------------------------------------------------------------------------

@@ -392,3 +392,70 @@ def test_a_ring_as_a_guard_removes_its_limit_leaves_nothing_in_force() -> None:
 
     child = subprocess.run([sys.executable, "-c", _RING_AS_THE_GUARD_ENDS], capture_output=True, text=True, timeout=120)
     assert child.returncode == 0 and child.stdout.strip() == "clean", (child.returncode, child.stdout, child.stderr[-2000:])
+
+
+def test_a_coroutine_that_blocks_the_loop_is_interrupted_in_its_step_and_the_other_tasks_go_on() -> None:
+    """``alarm_bounded_steps``: a step that blocks the event loop (``time.sleep`` in an ``async
+    def``, which no ``asyncio.timeout`` can cancel) has the limit's exception raised into it; a
+    task beside it, whose steps run between the bounded one's, is untouched and finishes."""
+    import asyncio
+
+    from evalkit.timeouts import alarm_bounded_steps
+
+    reached: list[str] = []
+
+    async def blocks() -> None:
+        await asyncio.sleep(0)
+        reached.append("blocking")
+        while True:
+            try:
+                time.sleep(30)
+            except Exception:  # noqa: S112 - swallows what an Exception would be
+                continue
+
+    async def beside() -> str:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return "done"
+
+    async def both() -> tuple[Any, Any]:
+        bounded = asyncio.ensure_future(alarm_bounded_steps(blocks(), 0.3, Outer))
+        other = asyncio.ensure_future(beside())
+        return tuple(await asyncio.gather(bounded, other, return_exceptions=True))
+
+    before = signal.getsignal(signal.SIGALRM)
+    with alarm_scope():
+        stopped, other = asyncio.run(both())
+    assert isinstance(stopped, Outer) and reached == ["blocking"]
+    assert other == "done"
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_step_bounded_coroutine_returns_its_value_and_is_cancelled_where_it_awaits() -> None:
+    """The bound changes nothing for a coroutine that does not block the loop: it gets what it
+    awaited, returns its value, and a cancellation reaches it where it waits (its ``finally`` runs)."""
+    import asyncio
+
+    from evalkit.timeouts import alarm_bounded_steps
+
+    cleaned: list[str] = []
+
+    async def answers() -> int:
+        got = await asyncio.sleep(0, result=20)
+        return got + 22
+
+    async def waits() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cleaned.append("finally")
+
+    async def main() -> int:
+        assert await alarm_bounded_steps(answers(), 5, Outer) == 42
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await alarm_bounded_steps(waits(), 5, Outer)
+        return 0
+
+    assert asyncio.run(main()) == 0
+    assert cleaned == ["finally"]

@@ -580,7 +580,7 @@ def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, Assertion
     try:
         outcome = carried(kind.evaluate, assertion.value, answer)
     except PLUGIN_FAILURES as exc:  # a plugin's evaluator must not take the run down
-        return Check(name, False, error=f"{assertion.kind} check raised {exception_text(exc)}")
+        return Check(name, False, error=f"{assertion.kind} check raised {exception_text(exc, lines=True)}")
     if isinstance(outcome, Check):
         return attrs.evolve(outcome, name=name)
     detail = None if outcome else f"{assertion.kind}({_summary(assertion.value)}) did not hold"

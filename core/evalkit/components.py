@@ -20,7 +20,7 @@ from .plugin_attributes import declared, declares, offers, promises
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
-from .wording import argument, path_named, quoted, table_key
+from .wording import argument, listed, path_named, quoted, table_key
 
 if TYPE_CHECKING:
     from .runs import CaseResult
@@ -511,10 +511,23 @@ class BoundGenerator:
 
     @property
     def concurrency(self) -> int | None:
-        """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`); a
-        ``concurrency`` property that raises says nothing."""
+        """The concurrency the generator asks for, if it says; a ``concurrency`` property that
+        raises says nothing; more than :data:`MAX_CONCURRENCY` gets the limit. One that is not a
+        whole number of at least 1 (``"4"``, ``0``, ``2.5``, ``True``) is the plugin's defect, a
+        :class:`~evalkit.errors.PluginError` naming it and the value (exit 2, nothing called or
+        stored): it was passed over for 8 prompts in flight, unsaid, where
+        ``evalkit.testing.check_generator`` refuses it."""
         value = declared(self.generator, "concurrency")
-        return min(value, MAX_CONCURRENCY) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+        if value is None or (type(value) is int and value >= 1):
+            return value if value is None else min(value, MAX_CONCURRENCY)
+        from .errors import PluginError
+
+        said = (
+            f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency "
+            f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1 "
+            "(a defect of the plugin; a concurrency configured for the instance is used instead of it)"
+        )
+        raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
 
     @property
     def plugin(self) -> registry.PluginRecord | str:
@@ -551,7 +564,9 @@ def _create(
 
         boundary = ProjectBoundary.of(config) if config.path is not None else None
         options = resolve_paths(options, factory, config.root, boundary=boundary, table=table)
-    return registry.build(record, factory, options, table), record
+    generator = registry.build(record, factory, options, table)
+    wanted = "has none of generate(request), async agenerate(request), chat(request) or async achat(request)"
+    return registry.require_offered(record, generator, (Generator, AsyncGenerator, ChatGenerator, AsyncChatGenerator), wanted), record
 
 
 def bind_generator(
@@ -570,8 +585,7 @@ def bind_generator(
         if config.providers and len(config.providers) == 1:
             instance = next(iter(config.providers.values()))
         elif config.providers:
-            names = ", ".join(config.providers)
-            raise ConfigError(f"several provider instances are configured ({names}); choose one with {argument('provider')}")
+            raise ConfigError(f"several provider instances are configured ({listed(config.providers)}); choose one with {argument('provider')}")
         else:
             generator, record = _create("reference", {}, "the built-in reference instance")
             return BoundGenerator(generator, "reference", REFERENCE_INSTANCE, model or "reference", True, record)
@@ -730,7 +744,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
         options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
         where = f"{shown}, or {where}"
     grader = registry.build(record, factory, options, where)
-    return grader, name
+    return registry.require_offered(record, grader, (Grader, AsyncGrader), "has neither grade(prompt, answer) nor async agrade(prompt, answer)"), name
 
 
 def _grader_table(config: Config | None, name: str) -> dict[str, Any]:

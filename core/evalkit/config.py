@@ -56,7 +56,7 @@ from .environment import variable
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import finite_number, short_repr
-from .wording import argument, path_named, table_key
+from .wording import argument, listed, path_named, table_key
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
@@ -394,11 +394,11 @@ def _not_a_config_file(path: Path) -> str:
             else "a socket" if stat.S_ISSOCK(mode) else "a device"
         )  # fmt: skip
     except FileNotFoundError:
-        what = f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() else "not a file"
+        what = f"a link to {path_named(os.readlink(path))}, which does not exist" if path.is_symlink() else "not a file"
     except OSError as exc:
         what = f"a path that cannot be looked up ({exc.strerror})"
     return (
-        f"{path} is no configuration file: it is {what}. Passed over, a configuration further up (or none) "
+        f"{path_named(path)} is no configuration file: it is {what}. Passed over, a configuration further up (or none) "
         f"would be used instead; make it the file, remove it, or name the configuration with {argument('path', 'PATH', option='--config PATH')}"
     )
 
@@ -521,7 +521,7 @@ def _cache_enabled(table: Any, where: str) -> bool:
         raise ConfigError(f"{where}: [cache] must be a table (enabled = true)")
     unknown = sorted(set(table) - {"enabled"})
     if unknown:
-        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {', '.join(unknown)}")
+        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {listed(unknown)}")
     enabled = table.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}: [cache] enabled must be true or false, got {short_repr(enabled)}")

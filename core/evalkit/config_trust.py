@@ -28,7 +28,7 @@ from pathlib import Path
 from .environment import variable
 from .errors import ConfigError
 from .shapes import whole_number
-from .wording import argument
+from .wording import argument, path_named
 
 __all__ = ["TRUSTED_DIRS_VARIABLE", "UntrustedConfigError", "check_trusted", "untrusted_because"]
 
@@ -49,11 +49,11 @@ def check_trusted(path: Path, environ: Mapping[str, str] | None = None) -> None:
     reason = untrusted_because(path, environ)
     if reason is None or _listed_as_trusted(path, environ):
         return
-    folder = path.parent
+    shown, folder = path_named(path), path_named(path.parent)
     raise UntrustedConfigError(
-        f"refusing the configuration file {path}, found by looking up from the working directory: {reason}, "
+        f"refusing the configuration file {shown}, found by looking up from the working directory: {reason}, "
         "so someone else could decide where evalkit sends your keys and what it reads and stores. "
-        f"If you trust it, name it ({argument('path', path, option=f'--config {path}')}, or EVALKIT_CONFIG={path}), or add its folder to "
+        f"If you trust it, name it ({argument('path', shown, option=f'--config {shown}')}, or EVALKIT_CONFIG={shown}), or add its folder to "
         f"{TRUSTED_DIRS_VARIABLE} ({TRUSTED_DIRS_VARIABLE}={folder}); otherwise remove it, or run evalkit from "
         "a project that has its own evalkit.toml"
     )
@@ -67,11 +67,11 @@ def untrusted_because(path: Path, environ: Mapping[str, str] | None = None) -> s
         return None
     environ = os.environ if environ is None else environ
     trusted_owners = _trusted_owners(environ)
-    places = [("it", path), (f"its folder {path.parent}", path.parent)]
+    places = [("it", path), (f"its folder {path_named(path.parent)}", path.parent)]
     if path.is_symlink():
         target = Path(os.path.realpath(path))
-        places[0] = (f"the file it links to, {target},", target)
-        places.append((f"that file's folder {target.parent}", target.parent))
+        places[0] = (f"the file it links to, {path_named(target)},", target)
+        places.append((f"that file's folder {path_named(target.parent)}", target.parent))
     for what, place in places:
         try:
             status = os.stat(place)

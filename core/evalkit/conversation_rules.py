@@ -15,6 +15,7 @@ from .checks import TOOL_KINDS, json_schema_problems
 from .conversations import ROLES, CannedResult, ConversationMode, Message, Tool
 from .prompts import Assertion, GoldenPrompt
 from .shapes import value_fault
+from .wording import listed
 
 __all__ = ["Problem", "conversation_problems", "is_conversation_prompt"]
 
@@ -72,7 +73,7 @@ def _tool_choice_problems(prompt: GoldenPrompt) -> Iterator[Problem]:
         return
     declared = {tool.name for tool in prompt.tools if isinstance(tool, Tool)}
     if choice not in TOOL_CHOICE_WORDS and choice not in declared:
-        names = ", ".join(sorted(declared)) or "none"
+        names = listed(sorted(declared))
         yield ("tool_choice",), f"must be auto, required, none or a declared tool's name ({names}), got {choice[:40]!r}"
 
 

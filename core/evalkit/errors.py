@@ -208,9 +208,9 @@ class UnknownPluginError(UsageError, LookupError):
         self.kind = kind
         self.name = name
         self.available = tuple(available)
-        from .wording import did_you_mean
+        from .wording import did_you_mean, listed
 
-        known = ", ".join(self.available) or "(none installed)"
+        known = listed(self.available, "(none installed)")
         kinds = "repositories" if kind == "repository" else f"{kind}s"
         hint = did_you_mean(name, [a.split(" (", 1)[0] for a in self.available])  # "NAME (configured)", "NAME (built in)"
         told = f" {note}" if note else ""

@@ -21,7 +21,7 @@ document. A caller that has its own use for them passes ``parse_constant`` or ``
 ``json.loads`` keeps the last of a key written twice in one object (``{"id": "a", "text": "x",
 "id": "b"}``). A reader of a file a user writes (recorded answers, a table of variables, a corpus,
 a collection's queries) passes ``unique_keys=True``: the repeated key is then a ``JSONDecodeError``
-at the repeat (``key 'id' appears more than once``), as it is in a set file, never a value that
+at the repeat (``key "id" appears more than once``, a :class:`RepeatedKeyError`), as it is in a set file, never a value that
 silently replaced the first.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 from .shapes import clipped
 from .wording import quoted
 
-__all__ = ["TOO_MANY_DIGITS", "json_lines", "parse_json", "too_many_digits"]
+__all__ = ["TOO_MANY_DIGITS", "RepeatedKeyError", "json_lines", "parse_json", "too_many_digits"]
 
 #: What a reader says of a number longer than Python converts (``sys.get_int_max_str_digits()``).
 TOO_MANY_DIGITS = "a number with more than 4,300 digits"
@@ -53,6 +53,19 @@ _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 #: A string (skipped), a constant or a number of JSON text: what :func:`_value_at` looks through.
 _VALUES = re.compile(r'"(?:[^"\\]|\\.)*"?|NaN|-?Infinity|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?', re.DOTALL)
+
+
+class RepeatedKeyError(json.JSONDecodeError):
+    """The ``JSONDecodeError`` :func:`parse_json` raises with ``unique_keys`` for a key written
+    twice in one object (``key "id" appears more than once``), at the repeat: a reader that tells
+    this failure apart (a valid document but for the repeat) says so; ``key`` is the key."""
+
+    def __init__(self, key: str, doc: str, pos: int) -> None:
+        super().__init__(f"key {quoted(key)} appears more than once", doc, pos)
+        self.key = key
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.key, self.doc, self.pos)
 
 
 class _NotFinite(Exception):
@@ -127,7 +140,7 @@ def parse_json(text: str | bytes, *, unique_keys: bool = False, **options: Any) 
     bytes, a position in their UTF-8 decoding). ``NaN``, ``Infinity``, ``-Infinity`` and a number
     that is infinite as a float raise ``JSONDecodeError`` at that value, unless ``options`` give
     their own ``parse_constant`` or ``parse_float``. With ``unique_keys``, a key written twice in
-    one object raises ``JSONDecodeError("key 'K' appears more than once")`` at its second place."""
+    one object raises :class:`RepeatedKeyError` (``key "K" appears more than once``) at its second place."""
     options.setdefault("parse_constant", _refuse_constant)
     options.setdefault("parse_float", _finite_float)
     if unique_keys:
@@ -139,7 +152,7 @@ def parse_json(text: str | bytes, *, unique_keys: bool = False, **options: Any) 
         raise json.JSONDecodeError(exc.reason, shown, _value_at(shown, exc.literal)) from None
     except _RepeatedKey as exc:
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
-        raise json.JSONDecodeError(f"key {quoted(exc.key)} appears more than once", shown, _repeat_at(shown, exc.key)) from None
+        raise RepeatedKeyError(exc.key, shown, _repeat_at(shown, exc.key)) from None
     except RecursionError:
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
         raise json.JSONDecodeError("nested too deeply", shown, _too_deep_at(shown)) from None

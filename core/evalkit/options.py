@@ -232,7 +232,7 @@ def text(*, empty: bool = False) -> Callable[..., None]:
 
 def one_of(*choices: str) -> Callable[..., None]:
     """A validator: one of ``choices``."""
-    quoted = [f'"{choice}"' for choice in choices]
+    quoted = [wording.quoted(choice) for choice in choices]
     requirement = "must be " + (", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0])
 
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
@@ -652,10 +652,11 @@ def provider_table(record: Any, factory: Any, config: Any, refused: list[str] | 
         from .errors import OptionsDeclarationError
 
         raise OptionsDeclarationError.for_plugin(record, f"{_plugin_label(record)} {problem}")
-    path = factory.config_table if isinstance(factory, TableOptions) else f'{SET_PROVIDER_TABLE}."{record.name}"'
+    # the provider's own table is [set_providers.NAME]: its name is one key, whatever it holds (a
+    # '"', a '\\', a line break), quoted once where the table is shown (wording.table_key)
+    keys = _split_table(factory.config_table) if isinstance(factory, TableOptions) else [SET_PROVIDER_TABLE, record.name]
     raw = getattr(config, "raw", {}) if config is not None else {}
-    keys = _split_table(path)
-    per_instance = keys[-1:] == ["*"]
+    per_instance = isinstance(factory, TableOptions) and keys[-1:] == ["*"]
     if per_instance:
         keys = keys[:-1]
     data: Any = raw

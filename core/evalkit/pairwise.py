@@ -247,7 +247,7 @@ def pairwise_refusal(base: Run, run: Run) -> str | None:
     """Why the answers of ``base`` and ``run`` cannot be judged side by side, or ``None``."""
     if base.set_identifier != run.set_identifier:
         return (
-            f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
+            f'runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); '
             "compare two runs of one set"
         )
     for which, stored in (("BASE", base), ("RUN", run)):
@@ -257,7 +257,7 @@ def pairwise_refusal(base: Run, run: Run) -> str | None:
             kept = "scrubbed and cut" if stored.privacy == "redacted" else "not kept"
             full = argument("privacy", '"full"', option="--privacy full")
             return (
-                f'{which} {stored.id} stored its answers at privacy level "{stored.privacy}" ({kept}); a pairwise '
+                f'{which} {stored.id} stored its answers at privacy level {quoted(stored.privacy)} ({kept}); a pairwise '
                 f'judge needs both runs\' answers whole: run them with {full} (or privacy = "full" in evalkit.toml)'
             )
     return None

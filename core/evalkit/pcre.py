@@ -164,7 +164,8 @@ def _unknown_modifiers(pattern: str, modifiers: str) -> PatternError:
 def _translate(body: str, modifiers: str) -> tuple[str, int]:
     unsupported = sorted(set(modifiers) & _UNSUPPORTED_MODIFIERS)
     if unsupported:
-        raise PatternError(f"unsupported PCRE modifier(s) {''.join(unsupported)!r}")
+        noun = "modifier" if len(unsupported) == 1 else "modifiers"
+        raise PatternError(f"unsupported PCRE {noun} {''.join(unsupported)!r}")
     flags = 0 if "u" in modifiers else regex.ASCII
     for letter in modifiers:
         flags |= _FLAGS.get(letter, 0)

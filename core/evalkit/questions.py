@@ -8,7 +8,8 @@ from typing import Any
 
 import attrs
 
-from .shapes import members_up_to, plain_text, plain_texts
+from .errors import UsageError
+from .shapes import members_up_to, plain_text, plain_texts, short_repr
 
 __all__ = [
     "GoldenQuestion",
@@ -58,7 +59,15 @@ def _questions(value: Iterable[Any] | None) -> tuple[Any, ...]:
 
 
 def _form(value: QuestionForm | str) -> QuestionForm:
-    return value if isinstance(value, QuestionForm) else QuestionForm(str(value).lower())
+    """``form`` as kept; a :class:`~evalkit.errors.UsageError` (evalkit's error for bad input, a
+    ``ValueError``) naming the field and the forms there are, for one that is none of them."""
+    if isinstance(value, QuestionForm):
+        return value
+    try:
+        return QuestionForm(str(value).lower())
+    except ValueError:
+        forms = ", ".join(form.value for form in QuestionForm)
+        raise UsageError(f"GoldenQuestion form must be one of {forms}, got {short_repr(value)}") from None
 
 
 def _grades(value: Iterable[int] | None) -> tuple[int, ...] | None:

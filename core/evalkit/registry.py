@@ -18,13 +18,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple
 
+from .bounded import call_within
 from .environment import variable
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
 from .problem_texts import bounded_problem, clipped, too_long
-from .wording import did_you_mean, quoted
+from .wording import EvalkitWords, did_you_mean, quoted
 
 __all__ = [
     "DISABLE_ENV",
@@ -44,10 +46,12 @@ __all__ = [
     "find",
     "forget",
     "instantiate",
+    "instantiate_within",
     "load",
     "load_group",
     "records",
     "refused",
+    "require_offered",
     "scan",
 ]
 
@@ -67,6 +71,9 @@ GROUPS = tuple(KIND_BY_GROUP)
 PLURALS = {"repository": "repositories"}
 #: Comma-separated entry-point names that are neither found by name nor loaded with their group.
 DISABLE_ENV = "EVALKIT_DISABLE_PLUGINS"
+#: The name of a record standing for a distribution's entry points in a group when its
+#: ``entry_points.txt`` cannot be read: evalkit's words, not a name (messages write it unquoted).
+UNREADABLE_ENTRY_POINTS = EvalkitWords("(unreadable)")
 
 
 def plural(kind: str) -> str:
@@ -309,7 +316,7 @@ def _readable_distributions() -> Iterator[tuple[Any, tuple[PluginFailure, ...]]]
                 raw = b""
             named = [group for group in GROUPS if f"[{group}]".encode() in raw]
             reason = f"its entry_points.txt cannot be read ({exception_text(exc)}); none of its plugins is listed or loaded"
-            yield None, tuple(PluginFailure(PluginRecord(group, "(unreadable)", "", _folder_name(dist), _folder_place(dist)), reason) for group in named)
+            yield None, tuple(PluginFailure(PluginRecord(group, UNREADABLE_ENTRY_POINTS, "", _folder_name(dist), _folder_place(dist)), reason) for group in named)
             continue
         yield dist, ()
 
@@ -511,7 +518,18 @@ def load_group(group: str) -> tuple[Loaded, ...]:
 
 def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: Any) -> Any:
     """Call a plugin's factory with ``options`` as they are (:func:`build` checks them first);
-    anything it raises names the plugin.
+    anything it raises names the plugin (see :func:`instantiate_within`, with no time limit)."""
+    return instantiate_within(record, factory, options, None)
+
+
+def instantiate_within(record: PluginRecord, factory: Callable[..., Any], options: dict[str, Any], within: tuple[float, str] | None) -> Any:
+    """Call a plugin's factory with ``options`` as they are; anything it raises names the plugin.
+
+    ``within`` (seconds, and what set them: ``"the deployment's timeout"``) bounds the call: the
+    factory runs on a daemon thread of its own (:func:`evalkit.bounded.call_within`), and one that
+    has not returned by then is abandoned, a :class:`PluginError` naming the plugin and the limit
+    (a retriever's factory that opened a connection to a server that never answered hung the
+    command for ever). ``None``: the factory is called in the caller's thread, unbounded.
 
     A created component that holds credentials (``secret_values()``) is remembered, so the CLI
     scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`);
@@ -523,7 +541,15 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     from .privacy import SecretHolder, read_secrets, remember_secret_holder
 
     try:
-        created = carried(lambda: factory(**options))
+        if within is None:
+            created = carried(lambda: factory(**options))
+        else:
+            created = call_within(lambda: factory(**options), within[0], "evalkit-create")
+    except FutureTimeout:
+        limit, set_by = within or (0.0, "")
+        raise PluginError.for_plugin(
+            record, f"{record.label}: its factory did not return within {limit:g} s ({set_by}); the call was abandoned"
+        ) from None
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
@@ -541,15 +567,28 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     return created
 
 
-def build(record: PluginRecord, factory: Callable[..., Any], options: Any, table: str) -> Any:
+def require_offered(record: PluginRecord, created: Any, protocols: tuple[type, ...], lacking: str) -> Any:
+    """``created`` — what the factory of ``record`` returned — when it offers one of ``protocols``
+    (each ``runtime_checkable``, read with :func:`~evalkit.plugin_attributes.offers`); else a
+    :class:`PluginError` naming the plugin, the type it returned and ``lacking`` (what it lacks, in
+    words: ``"has no retrieve(question, limit) method"``), raised where the component is created:
+    before anything is asked of it or stored, exit 2. A generator, grader or store of the wrong
+    shape was otherwise met mid-run, as an ``AttributeError`` in every case or an internal error."""
+    if any(offers(created, protocol) for protocol in protocols):
+        return created
+    raise PluginError.for_plugin(record, f"{record.label}: its factory returned {type(created).__name__!r}, which {lacking}")
+
+
+def build(record: PluginRecord, factory: Callable[..., Any], options: Any, table: str, *, within: tuple[float, str] | None = None) -> Any:
     """Check ``options`` against what the factory declares (:mod:`evalkit.options`), then call it
     by the contract it follows: with its structured ``Options`` object, with the options as keyword
     arguments (a factory written to the earlier contract), or with the table as it is (a factory
     that declares nothing) — :func:`evalkit.options.check_options` decides.
 
     ``table`` says where the options came from (``[providers.my-app] of /path/evalkit.toml``), for
-    the messages about a missing, unknown or mistyped option.
+    the messages about a missing, unknown or mistyped option. ``within`` bounds the factory's call
+    (see :func:`instantiate_within`).
     """
     from .options import check_options
 
-    return instantiate(record, factory, **check_options(record, factory, options, table))
+    return instantiate_within(record, factory, check_options(record, factory, options, table), within)

@@ -26,7 +26,7 @@ from .setfiles import (
     set_files_and_unreadable_under,
 )
 from .shapes import bounded_problem, bounded_problems
-from .wording import counted
+from .wording import counted, path_named
 
 __all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
@@ -216,7 +216,7 @@ def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[An
             continue
         if found is not None and stat.S_ISDIR(found.st_mode):
             inside, unreadable = set_files_and_unreadable_under(path)
-            outside += (FileProblem(str(file), f"is in the folder {target} but {cause}") for file, cause in unreadable)
+            outside += (FileProblem(str(file), f"is in the folder {path_named(target)} but {cause}") for file, cause in unreadable)
             if not inside and not unreadable:  # `evalkit validate evals/` of a folder with no set file is no success
                 empty.append(SetProblem(target, f"is a folder holding no set file ({', '.join(SUFFIXES)})"))
             # the folder is named, so read wherever it is; a link in it that leads out of it and

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from .errors import PLUGIN_FAILURES, PluginRaised, SetTooLarge
+from .printable import hidden_escaped
 from .problem_texts import (
     MAX_PROBLEM_CHARS,
     MAX_PROBLEMS_KEPT,
@@ -291,25 +292,32 @@ def exception_name(exc: BaseException) -> str:
     return clipped(name if isinstance(name, str) else "(unnamed exception)", MAX_EXCEPTION_NAME_CHARS)
 
 
-def exception_message(exc: BaseException) -> str:
+def exception_message(exc: BaseException, *, lines: bool = False) -> str:
     """``str(exc)`` as a message quotes a plugin's exception: cut to :data:`MAX_REASON_CHARS` by
     :func:`clipped`; an ``__str__`` that raises (or returns no text) is named instead of failing
-    the message."""
+    the message. Its line breaks and other hidden characters are written as escapes
+    (:func:`evalkit.printable.hidden_escaped`, as :func:`evalkit.wording.quoted` writes a word): an
+    error message keeps its own line breaks, so a plugin's ``"x\\nevalkit: ok"`` raised when it was
+    created, or by a set provider, printed a line that read as evalkit's. ``lines``: kept as they
+    are, for a text stored as data (a case's error, a grading's), which every place that shows it
+    escapes itself."""
     exc = _raised(exc)
     try:
         message = str(exc)
     except PLUGIN_FAILURES as failure:
         return f"(its message could not be read: str() raised {exception_name(failure)})"
-    return bounded_text(message)
+    text = bounded_text(message)
+    return text if lines else hidden_escaped(text)
 
 
-def exception_text(exc: BaseException) -> str:
+def exception_text(exc: BaseException, *, lines: bool = False) -> str:
     """``"RuntimeError: the message"``: the one text made of an exception a plugin raised (a set
     provider's listing, a stream's producer, an import, a validator, a generator), for a problem,
     a failure or a case's reason. The class name is cut by :func:`exception_name`, the message by
-    :func:`exception_message` (its mark gives the message's own length); an ``__str__`` that
-    raises is named."""
-    return f"{exception_name(exc)}: {exception_message(exc)}"
+    :func:`exception_message` (its mark gives the message's own length; ``lines`` as there); an
+    ``__str__`` that raises is named."""
+    name = exception_name(exc)
+    return f"{name if lines else hidden_escaped(name)}: {exception_message(exc, lines=lines)}"
 
 
 #: The longest line of a message shown whole (:func:`clipped_lines`).

@@ -6,6 +6,10 @@ blocking calls, so the alarm interrupts it). Signals reach the main thread only:
 callers leave their calls unbounded or bound them otherwise. Regex matches are not bounded here:
 the `regex` module stops a match itself, in any thread (:mod:`evalkit.pcre`).
 
+An ``async`` call's steps are guarded one by one (:func:`alarm_bounded_steps`): each runs with the
+event loop blocked, so a coroutine that blocks it (``time.sleep`` in an ``async def``, which no
+``asyncio`` timeout can cancel) is interrupted there, and nothing is ever raised into the loop.
+
 Guards nest: a guarded call inside a guarded grader keeps both limits, the alarm is set for the
 nearer one, and when the outer limit passes first its exception is the one raised. A timer the
 process had set before the outermost guard (``pytest-timeout``'s, say) is set again afterwards,
@@ -50,7 +54,7 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from typing import Any, TypeVar
 
 # The two exceptions live with evalkit's others (errors.py tells a plugin's failure from them);
@@ -62,6 +66,7 @@ __all__ = [
     "HostAlarm",
     "TimeLimitExceeded",
     "alarm_bounded",
+    "alarm_bounded_steps",
     "alarm_scope",
     "alarms_reach_this_thread",
     "callers_call",
@@ -347,6 +352,57 @@ def alarms_reach_this_thread() -> bool:
     """True in the main thread: the only one Python delivers signals to, so the only one
     :func:`alarm_bounded` can guard."""
     return threading.current_thread() is threading.main_thread()
+
+
+#: The least a step of :func:`alarm_bounded_steps` is given once its deadline has passed: its limit
+#: then rings at once, raised into that step (a limit must be above zero).
+_PASSED_S = 1e-6
+
+
+class _BoundedSteps:
+    """The awaitable of :func:`alarm_bounded_steps`: drives ``coroutine`` itself, one step at a time."""
+
+    __slots__ = ("at", "coroutine", "error")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, T], at: float, error: type[BaseException]) -> None:
+        self.coroutine = coroutine
+        self.at = at
+        self.error = error
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coroutine, at, error = self.coroutine, self.at, self.error
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            limit = max(at - time.monotonic(), _PASSED_S)
+            try:
+                if thrown is None:
+                    waits_on = alarm_bounded(coroutine.send, (sent,), limit, error)
+                else:
+                    waits_on = alarm_bounded(coroutine.throw, (thrown,), limit, error)
+            except StopIteration as returned:
+                return returned.value
+            try:
+                sent, thrown = (yield waits_on), None
+            except GeneratorExit:  # closed unfinished (its task collected): closed likewise
+                coroutine.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a cancellation thrown into the awaiting task: handed on
+                sent, thrown = None, exc
+
+
+def alarm_bounded_steps(
+    coroutine: Coroutine[Any, Any, T], timeout_s: float, error: type[BaseException]
+) -> Awaitable[T]:
+    """``coroutine`` awaited with every step of it — its code from one ``await`` that suspends to the
+    next, which runs with the event loop blocked — under :func:`alarm_bounded`, limited to what
+    remains of ``timeout_s`` (counted from this call): a coroutine that blocks the loop (a
+    ``time.sleep`` in an ``async def``) has ``error()`` raised into it, as a synchronous call does.
+    The waits between steps are not bounded here (the caller's ``asyncio.timeout`` cancels those):
+    nothing is raised into the loop, nor into another task, whose code runs between the steps. Main
+    thread only, as :func:`alarm_bounded`; a step costs no system call inside an :func:`alarm_scope`
+    whose timer is set for a nearer limit."""
+    return _BoundedSteps(coroutine, time.monotonic() + timeout_s, error)
 
 
 def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float, error: type[BaseException]) -> T:

@@ -28,7 +28,7 @@ from .shapes import (
     value_shape_problem,
 )
 from .timeouts import alarm_scope
-from .wording import counted
+from .wording import counted, listed
 
 __all__ = [
     "CHECK_CLOCK_EVERY",
@@ -502,7 +502,7 @@ def _prompt_problems(
             problems.append(f"{at}: field {field}: its value {shape}")
             continue
         if kind is None:
-            known = ", ".join(sorted(kinds))
+            known = listed(sorted(kinds))
             problems.append(f"{at}: field {field}: unknown assertion kind; known kinds: {known}")
             continue
         try:

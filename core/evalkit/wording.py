@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = [
-    "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "path_named", "quoted",
-    "suggestion", "table_key", "word_named",
+    "EvalkitWords", "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "listed",
+    "path_named", "quoted", "suggestion", "table_key", "word_named",
 ]  # fmt: skip
 
 #: From here on a figure reads in scientific notation (``5.4E+19``), as an amount of money does
@@ -61,6 +61,15 @@ def figure(number: float) -> str:
     return f"{mantissa.rstrip('0').rstrip('.')}E{exponent}"
 
 
+class EvalkitWords(str):
+    """evalkit's own words standing where a name would (``(unreadable)``: the entry points of a
+    distribution whose ``entry_points.txt`` cannot be read, so no plugin's name is known):
+    :func:`quoted` and :func:`word_named` write them as they are, since quotes would present them
+    as a name a plugin chose. A ``str``, so a ``--json`` document carries them as text."""
+
+    __slots__ = ()
+
+
 def quoted(word: object) -> str:
     """``word`` (its ``str()``) in double quotes, as a message names what the user gave (a run id, a set): an empty
     one shows as ``""`` (``there is no run  in the store`` named nothing), one of spaces as ``" "``.
@@ -70,9 +79,11 @@ def quoted(word: object) -> str:
     output boundary's rule), newline and tab included: the boundary keeps the line breaks of an
     error message, which are evalkit's own, so a word holding ``\\nevalkit: ok`` would otherwise
     print a line that reads as evalkit's. Length is the boundary's (a huge word is cut in its
-    middle where it is printed)."""
+    middle where it is printed). :class:`EvalkitWords` are written as they are: they name nothing."""
     from .printable import hidden_escaped
 
+    if isinstance(word, EvalkitWords):
+        return str.__str__(word)
     return '"' + hidden_escaped(f"{word}").replace('"', '\\"') + '"'
 
 
@@ -88,11 +99,27 @@ def path_named(path: object) -> str:
     return word_named(os.fsdecode(os.fspath(path)) if isinstance(path, (os.PathLike, bytes)) else f"{path}")
 
 
+def listed(names: Iterable[object], empty: str = "none") -> str:
+    """``names`` (each its ``str()``) joined with ``", "`` for a message that lists what the user
+    or a plugin chose — the configured provider instances, the installed plugins, the deployments,
+    the assertion kinds, a prompt's tools — each with its hidden characters written as escapes
+    (:func:`evalkit.printable.hidden_escaped`, as :func:`quoted` writes a word): a name holding a
+    line break printed a line of its own that read as evalkit's (``several provider instances are
+    configured (a`` then ``evalkit: ok``); ``empty`` when there is none."""
+    from .printable import hidden_escaped
+
+    shown = ", ".join(hidden_escaped(f"{name}") for name in names)
+    return shown or empty
+
+
 def word_named(word: object) -> str:
     """``word`` (its ``str()``) as it is when it reads as one unambiguous word — not empty, every
     character printable, no space or quote — else :func:`quoted`: the rule of :func:`path_named`,
     and of a listing's column that names what a third party chose (``evalkit list`` names a plugin
-    ``acme.grep``, and one called ``my grader`` as ``"my grader"``, exactly as a message quotes it)."""
+    ``acme.grep``, and one called ``my grader`` as ``"my grader"``, exactly as a message quotes it).
+    :class:`EvalkitWords` are written as they are."""
+    if isinstance(word, EvalkitWords):
+        return str.__str__(word)
     text = f"{word}"
     if text and text.isprintable() and not any(c in " \"'" for c in text):
         return text

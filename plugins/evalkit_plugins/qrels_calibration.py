@@ -41,7 +41,7 @@ from evalkit.calibration import CalibrationItem, CalibrationSet
 from evalkit.errors import ConfigError
 from evalkit.options import OptionError, one_of, option, text, whole
 from evalkit.shapes import whole_number
-from evalkit.wording import quoted
+from evalkit.wording import counted, quoted
 
 from evalkit_plugins._config_tables import ConfigTables
 from evalkit_plugins.collections import _split_name, read_qrels, read_queries
@@ -201,7 +201,7 @@ def calibration_items(options: QrelsOptions, collection: _Collection, where: str
         keep = set(random.Random(options.seed).sample(range(len(items)), options.max_items))
         judged_count = sum(1 for n in keep if n < judged_count)
         items = [item for n, item in enumerate(items) if n in keep]
-    left_out = f"; {absent} judged document(s) the corpus lacks or holds empty left out" if absent else ""
+    left_out = f"; {counted(absent, 'judged document')} the corpus lacks or holds empty left out" if absent else ""
     summary = f"{judged_count} judged pairs and {len(items) - judged_count} unjudged pairs labelled 0 (seed {options.seed}){left_out}"
     return items, scale, summary
 

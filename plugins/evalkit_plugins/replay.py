@@ -14,6 +14,7 @@ from evalkit.jsonparse import json_lines, parse_json
 from evalkit.options import option, text
 from evalkit.shapes import short_repr
 from evalkit.textfiles import read_whole_file, utf8_text
+from evalkit.wording import counted, path_named
 
 #: The largest file of recorded answers read, in bytes.
 MAX_REPLAY_BYTES = 1024 * 1024 * 1024
@@ -52,6 +53,7 @@ class ReplayGenerator:
 
     def __init__(self, options: ReplayOptions) -> None:
         file = Path(options.path)
+        shown = path_named(file)  # as messages name a path: a line break in it would start a line
         self.path = file
         self.model = options.model
         self._answers: dict[str, dict[str, Any]] = {}
@@ -59,28 +61,28 @@ class ReplayGenerator:
         try:
             lines = json_lines(utf8_text(read_whole_file(file, MAX_REPLAY_BYTES)))
         except OSError as exc:
-            raise ConfigError(f"replay file {file}: {exc.strerror}") from None
+            raise ConfigError(f"replay file {shown}: {exc.strerror}") from None
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"replay file {file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise ConfigError(f"replay file {shown}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
                 item = parse_json(line, unique_keys=True)
             except ValueError as exc:
-                raise ConfigError(f"replay file {file}, line {number}: not JSON ({exc})") from None
+                raise ConfigError(f"replay file {shown}, line {number}: not JSON ({exc})") from None
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-                raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text" (or "turns")')
+                raise ConfigError(f'replay file {shown}, line {number}: needs string fields "id" and "text" (or "turns")')
             if not isinstance(item.get("text"), str) and not (item.get("text") is None and "turns" in item):
-                raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text" (or "turns")')
+                raise ConfigError(f'replay file {shown}, line {number}: needs string fields "id" and "text" (or "turns")')
             if not isinstance(item.get("model"), (str, type(None))) or not isinstance(item.get("abstained"), (bool, type(None))):
-                raise ConfigError(f'replay file {file}, line {number}: "model" must be a string or null, "abstained" true, false or null')
+                raise ConfigError(f'replay file {shown}, line {number}: "model" must be a string or null, "abstained" true, false or null')
             problem = _turns_problem(item)
             if problem is not None:
-                raise ConfigError(f"replay file {file}, line {number}: {problem}")
+                raise ConfigError(f"replay file {shown}, line {number}: {problem}")
             if item["id"] in first_line:  # which answer is the recorded one? the last used to win, unsaid
                 raise ConfigError(
-                    f"replay file {file}, line {number}: id {short_repr(item['id'])} is answered again "
+                    f"replay file {shown}, line {number}: id {short_repr(item['id'])} is answered again "
                     f"(first on line {first_line[item['id']]}); keep one answer per prompt id"
                 )
             first_line[item["id"]] = number
@@ -106,7 +108,7 @@ class ReplayGenerator:
             return Turn(item.get("text") or "", model=item.get("model") or self.model)
         if request.step >= len(turns):
             raise GenerationError(
-                f"replay file {self.path} holds {len(turns)} model turn(s) for prompt id {request.case_id!r}; "
+                f"replay file {self.path} holds {counted(len(turns), 'model turn')} for prompt id {request.case_id!r}; "
                 f"the conversation asked for turn {request.step + 1}"
             )
         turn = turns[request.step]

@@ -144,7 +144,7 @@ def test_the_table_shows_the_win_rate_and_its_interval(runs, evalkit_cli) -> Non
     base, run = runs(prefers_new)
     result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge")
     assert result.code == 0, result.stderr
-    assert f"Pairwise judge judge ({JUDGE_MODEL}, prompt v1): RUN's answers against BASE's on 3 cases" in result.stdout
+    assert f'Pairwise judge "judge" ({JUDGE_MODEL}, prompt v1): RUN\'s answers against BASE\'s on 3 cases' in result.stdout
     assert "Win rate:  100.0% of 3 decided cases (95% Wilson CI 43.9% to 100.0%); ties are not counted" in result.stdout
     assert result.stdout.index("Pass rate") < result.stdout.index("Pairwise judge"), "after the usual comparison"
 
@@ -233,7 +233,9 @@ MARKUP_NAME = "[red]x[/] [link=https://evil.invalid]l[/link] [ [bold]"
 
 def test_a_judge_named_in_rich_markup_is_printed_as_it_is(chat_server, project, evalkit_cli) -> None:
     """The pairwise lines print the judge's name in an f-string given to the console: it is data
-    there (the console's boundary), never markup that styles, links or fails to parse."""
+    there (the console's boundary), never markup that styles, links or fails to parse; and quoted,
+    as every message names a word the user gave (it was bare: where a name with spaces ended
+    before the model in brackets was anyone's guess)."""
     chat_server.model = JUDGE_MODEL
     (project / "shop.yaml").write_text(SET, encoding="utf-8")
     judge = openai_provider_table(json.dumps(MARKUP_NAME), chat_server.base_url, "judge-alias")
@@ -242,4 +244,4 @@ def test_a_judge_named_in_rich_markup_is_printed_as_it_is(chat_server, project, 
     base, run = (evalkit_cli("run", "shop.answers", "--provider", p, "--json").json()["run_id"] for p in ("old", "new"))
     result = evalkit_cli("compare", base, run, "--pairwise-judge", MARKUP_NAME)
     assert result.code == 0, result.stderr
-    assert f"Pairwise judge {MARKUP_NAME} ({JUDGE_MODEL}, prompt v1): RUN's answers" in result.stdout, result.stdout
+    assert f'Pairwise judge "{MARKUP_NAME}" ({JUDGE_MODEL}, prompt v1): RUN\'s answers' in result.stdout, result.stdout

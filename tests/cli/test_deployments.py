@@ -60,3 +60,28 @@ def test_a_retriever_run_with_no_deployment_says_how_to_give_its_required_option
     assert "in no deployment" not in result.stderr
     assert "--deployment NAME (`evalkit list deployments` lists them)" in result.stderr
     assert '[deployments.NAME.retrievers."evalkit.lexical"]' in result.stderr
+
+
+def test_a_place_holding_a_plus_is_one_place_a_deployment_was_defined_in(evalkit_cli, project) -> None:
+    """The places a merged deployment came from were joined by " + " and split there again: a
+    configuration in a folder "a + b" (or a provider whose name holds " + ") was listed as two
+    places, cut inside its quotes. They are kept apart as a tuple now."""
+    folder = project / "a + b"
+    folder.mkdir()
+    write(folder, '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n')
+    listed = evalkit_cli("list", "deployments", "--json", cwd=folder)
+    assert listed.code == 0, listed.stderr
+    demo = next(row for row in listed.json()["deployments"] if row["name"] == "demo")
+    configured, provided = demo["defined_in"]
+    assert configured == f'configuration "{folder / "evalkit.toml"}"'
+    assert provided.startswith("provider ") and "evalkit-set-stdlib" in provided
+
+
+def test_a_deployment_given_one_source_string_keeps_it_whole() -> None:
+    """A caller (or a document of an earlier version) giving ``source`` as one string: one place,
+    never split at " + "; several places are given as a sequence."""
+    from evalkit.retrieval.deployments import Deployment
+
+    one = Deployment("demo", {}, 'configuration "a + b/evalkit.toml"')
+    assert one.sources == ('configuration "a + b/evalkit.toml"',) and one.source == 'configuration "a + b/evalkit.toml"'
+    assert Deployment("demo", {}, source=("configuration x", "provider y")).source == "configuration x + provider y"

@@ -387,18 +387,22 @@ def test_a_file_name_or_name_that_is_not_utf8_is_written_with_a_question_mark(ev
 def test_an_export_request_with_a_key_written_twice_is_not_read_as_protojson_refuses_it(evalkit_cli, project: Path) -> None:
     """OTLP/JSON is protobuf's JSON mapping, whose parsers refuse a field written twice (Go's
     protojson: "duplicate field"); the importer kept the last value unsaid. Such a request is now a
-    line that is not read, counted and named as any other, and the file's other requests are imported."""
+    line that is not read, counted and named with its reason (it was said to hold "no OTLP/JSON export
+    request", and a user looked for a request that was there), and the file's other requests are imported."""
     lines = write_traces(project / "prod.jsonl").read_text().splitlines(keepends=True)
     lines[1] = lines[1].replace('"traceId":', '"traceId":"00000000000000000000000000000000","traceId":', 1)
     (project / "prod.jsonl").write_text("".join(lines))
     imported = evalkit_cli("import", "otel", "prod.jsonl", "--json")
     assert imported.code == 0, imported.stderr
     assert imported.json()["unreadable_lines"] == [2] and imported.json()["cases"] == 2, imported.json()
-    assert "not read: 1 line held no OTLP/JSON export request (line 2)" in evalkit_cli("import", "otel", "prod.jsonl", "-o", "b.yaml").stdout
+    reason = 'key "traceId" appears more than once, which OTLP/JSON refuses'
+    assert imported.json()["unreadable_reasons"] == {"2": reason}
+    said = evalkit_cli("import", "otel", "prod.jsonl", "-o", "b.yaml").stdout
+    assert f"not read: line 2: {reason}\n" in said and "held no OTLP/JSON export request" not in said, said
 
     request = json.loads(lines[0])  # one request as a whole, pretty-printed document: not split into its lines
     document = json.dumps(request, indent=2).replace('"traceId": ', '"traceId": "00000000000000000000000000000000",\n "traceId": ', 1)
     (project / "one.json").write_text(document)
     whole = evalkit_cli("import", "otel", "one.json", "-o", "c.yaml")
     assert whole.code == 2
-    assert "holds no model call to import: no span at all (1 line held no OTLP/JSON export request)" in whole.stderr, whole.stderr
+    assert f"holds no model call to import: no span at all (line 1: {reason})" in whole.stderr, whole.stderr

@@ -113,7 +113,7 @@ def test_the_table_reports_the_figures(judge: ChatServer, evalkit_cli: Callable[
     judge.responder = labelling(dict(RUBRIC_ITEMS))
     result = calibrate(evalkit_cli)
     assert result.code == 0, result.stderr
-    assert f"Judge judge ({JUDGE_MODEL}, prompt v1) on calibration set shop.refund_labels" in result.stdout
+    assert f'Judge "judge" ({JUDGE_MODEL}, prompt v1) on calibration set shop.refund_labels' in result.stdout
     assert "Kappa:      1.000 (95% CI 1.000 to 1.000)" in result.stdout
     assert "Confusion (rows: people, columns: judge)" in result.stdout
 
@@ -268,7 +268,8 @@ def test_a_judge_that_cannot_be_reached_is_refused_before_asking(project: Path, 
 
 def test_a_judge_named_in_rich_markup_is_shown_as_it_is_by_calibrate_and_show(chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
     """The judge's name (a TOML key the user wrote) in the calibration's bold heading and in the
-    table of `judge show`: data at the console's boundary, never rich markup."""
+    table of `judge show`: data at the console's boundary, never rich markup; quoted in the
+    heading, as every message names a word the user gave (it was bare there)."""
     name = "[red]x[/] [link=https://evil.invalid]l[/link] [ [bold]"
     chat_server.model = JUDGE_MODEL
     (project / "labels.yaml").write_text(rubric_set(), encoding="utf-8")
@@ -277,6 +278,6 @@ def test_a_judge_named_in_rich_markup_is_shown_as_it_is_by_calibrate_and_show(ch
     chat_server.responder = labelling(dict(RUBRIC_ITEMS))
     calibrated = calibrate(evalkit_cli)
     assert calibrated.code == 0, calibrated.stderr
-    assert f"Judge {name} ({JUDGE_MODEL}, prompt v1) on calibration set shop.refund_labels" in calibrated.stdout, calibrated.stdout
+    assert f'Judge "{name}" ({JUDGE_MODEL}, prompt v1) on calibration set shop.refund_labels' in calibrated.stdout, calibrated.stdout
     shown = evalkit_cli("judge", "show")
     assert shown.code == 0 and f"deterministic:rubric:{name}:{JUDGE_MODEL}:v1" in shown.stdout, shown.stdout

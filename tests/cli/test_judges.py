@@ -445,7 +445,7 @@ def test_repeats_report_self_agreement_and_an_unstable_case_cannot_flip_the_gate
 
     judge.responder = sequence(decision_reply(4), "echo-token", decision_reply(4), decision_reply(0), decision_reply(0))
     shown = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge-repeats", "3")
-    assert "Judge:      judge (prompt v1, asked 3x per case); self-agreement 85.7% (6/7 cases), 1 unstable" in shown.stdout
+    assert "Judge:      \"judge\" (prompt v1, asked 3x per case); self-agreement 85.7% (6/7 cases), 1 unstable" in shown.stdout
     assert "FAIL (unstable)" in shown.stdout
     assert "Left out of the comparison, the judge disagreed with itself (1): echo-token" in shown.stdout
 

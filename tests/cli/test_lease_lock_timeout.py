@@ -148,6 +148,47 @@ def test_ctrl_c_before_the_run_is_stored_stores_nothing(evalkit_cli, project, mo
         assert connection.execute("SELECT count(*) FROM evalkit_run").fetchone()[0] == 0
 
 
+def test_ctrl_c_as_the_stored_header_is_returned_marks_the_run_interrupted(evalkit_cli, project, monkeypatch) -> None:
+    """A Ctrl-C met after begin_run's guard returned, before the lifecycle's ``try`` that handles a
+    stored run's stop, escaped bare: the run was left stored running without a lease (show called
+    it killed). begin_run is called inside that ``try`` now: the run is marked interrupted."""
+    from evalkit.run import lifecycle
+
+    answer_with(project, ARITH_GOOD)
+    real = lifecycle._Lifecycle._store_header
+
+    def returned_then_interrupted(self, header):  # noqa: ANN001, ANN202
+        real(self, header)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lifecycle._Lifecycle, "_store_header", returned_then_interrupted)
+    began = evalkit_cli("run", "arith.basic", "--run-id", "mine-5", "--database", LOCAL)
+    assert began.code == 3 and "interrupted: run mine-5" in began.stderr and "--resume mine-5" in began.stderr, (
+        began.stderr
+    )
+    assert status_of(project, "mine-5") == "interrupted"
+
+
+def test_evalkits_own_bug_in_begin_run_before_it_is_stored_is_raised_as_it_is(
+    evalkit_cli, project, monkeypatch
+) -> None:
+    """Not stored yet: what begin_run's guard raises as it is (evalkit's own bug) is not said to
+    be a stored run's (exit 3, "kept"), now that the guard is inside the run's ``try``."""
+    from evalkit.storage.sql import runs
+
+    answer_with(project, ARITH_GOOD)
+
+    def broken(self, run):  # noqa: ANN001, ANN202
+        raise ZeroDivisionError("evalkit's own bug")
+
+    monkeypatch.setattr(runs.RunsAndCases, "begin_run", broken)
+    began = evalkit_cli("run", "arith.basic", "--run-id", "mine-6", "--database", LOCAL)
+    assert began.code == 2 and "ZeroDivisionError: evalkit's own bug — no run was stored" in began.stderr, began.stderr
+    assert "mine-6" not in began.stderr and "interrupted" not in began.stderr, began.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT count(*) FROM evalkit_run").fetchone()[0] == 0
+
+
 def test_a_store_failing_in_begin_run_is_exit_3_with_nothing_stored(evalkit_cli, project, monkeypatch) -> None:
     """The disk full as the run is first stored was exit 2, bad usage, as if the store were
     damaged: the environment's fault is exit 3 (as at open and mid-run), and nothing was stored."""

@@ -358,3 +358,49 @@ def test_a_title_weight_whose_scores_overflow_is_refused_before_anything_is_stor
     assert not (project / ".evalkit").exists()  # nothing stored, no store made
     (project / "evalkit.toml").write_text(table + "1e6\n")
     assert evalkit_cli("retrieval", "mine.q", "--deployment", "x").code == 0
+
+
+#: A set provider reading its options from its own table, [set_providers.NAME].
+_NAMED_PROVIDER = '''
+import attrs
+from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
+from evalkit.options import option
+
+
+@attrs.frozen
+class WordOptions:
+    word: str = option("the word the one prompt asks for")
+
+
+class WordSets:
+    Options = WordOptions
+
+    def __init__(self, options):
+        self.word = options.word
+
+    def golden_prompt_sets(self):
+        prompt = GoldenPrompt(id="say", prompt=f"Say {self.word}", assertions=[Assertion.contains(self.word)], reference=self.word)
+        return [GoldenPromptSet(identifier="quirky.word", name="Say a word", prompts=[prompt])]
+'''
+
+
+def test_a_set_provider_named_with_a_quote_reads_and_names_its_own_table(evalkit_cli, project: Path, tmp_path: Path) -> None:
+    """The provider's table was made as the text 'set_providers."NAME"' and split again: a '"' in
+    the name cut the key short, so its table was never read (a required option was "missing") nor
+    named rightly. Its name is now one key, quoted once where the table is shown (TOML's escapes)."""
+    from evalkit.wording import table_key
+
+    from tests.support.distributions import write_distribution
+
+    name = 'say"hi'
+    folder = write_distribution(tmp_path / "site", "quirky-sets", "1.0", {"evalkit.golden_sets": {name: "quirky_sets:WordSets"}}, {"quirky_sets.py": _NAMED_PROVIDER})
+    env = {"PYTHONPATH": str(folder)}
+    table = f"[set_providers.{table_key(name)}]"
+    assert table == '[set_providers."say\\"hi"]'
+    (project / "evalkit.toml").write_text(f"{table}\nword = \"ok\"\n")
+    listed = evalkit_cli("list", "sets", "--json", env=env)
+    assert listed.code == 0, listed.stderr
+    assert "quirky.word" in [row["identifier"] for row in listed.json()["sets"]], listed.json()
+    (project / "evalkit.toml").write_text(f"{table}\nwrod = \"ok\"\n")
+    wrong = evalkit_cli("list", "sets", env=env)
+    assert f'has no option "wrod" (in {table}' in wrong.stdout + wrong.stderr, wrong.stdout + wrong.stderr

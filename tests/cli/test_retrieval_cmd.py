@@ -737,3 +737,46 @@ def test_a_shard_of_a_complete_retrieval_run_asks_nothing_and_gives_its_verdict(
     assert document["run_id"] == "pipeline-3" and document["status"] == "complete"
     assert any(note.startswith("Run pipeline-3 is already complete") for note in document["notes"]), document["notes"]
     assert document["metrics"] == first.json()["metrics"] and document["verdict"]["state"] == first.json()["verdict"]["state"]
+
+
+def test_a_long_prepare_is_reported_on_stderr_while_it_runs(cli, project, monkeypatch) -> None:
+    """``prepare()`` (an index build) has no time limit, on purpose; a long one said nothing, so the
+    command looked hung. While it runs, stderr says so now and then (here every 0.01 s, so a
+    prepare of 1 s is reported however loaded the machine); the run then goes on as usual."""
+    import evalkit.run.answering.questions as questions
+
+    monkeypatch.setattr(questions, "PREPARE_REPORTED_AFTER_S", 0.01)
+    monkeypatch.setattr(questions, "PREPARE_REPORTED_EVERY_S", 0.01)
+    answers = write_answers(project, PERFECT)
+    configure(project, {"local": {"fixtures.preparing": {"answers": answers, "log": "closed.log", "delay": 1.0}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.preparing", "--deployment", "local", "--json")
+    assert result.code == 0, result.stderr
+    assert re.search(r'^still preparing retriever "fixtures\.preparing" \(\d+ s\)$', result.stderr, re.MULTILINE), result.stderr
+    assert result.json()["status"] == "complete"
+
+
+def test_ctrl_c_while_the_retriever_prepares_ends_cleanly_and_stores_nothing(env, project, evalkit_process) -> None:  # noqa: ANN001
+    """Ctrl-C during ``prepare()`` (untimed: an index build may take an hour), sent to a real process
+    as the other interruption tests send it: the command ends as for any interruption (exit 3,
+    ``evalkit: interrupted``, no traceback), the retriever is closed, and no run is stored."""
+    import signal
+    import time
+
+    answers = write_answers(project, PERFECT)
+    configure(project, {"local": {"fixtures.preparing": {"answers": answers, "log": "retriever.log", "delay": 3600}}})
+    process = evalkit_process.start("retrieval", "retrievalkit.tiny", "fixtures.preparing", "--deployment", "local", env=env)
+    log = project / "retriever.log"
+    try:
+        deadline = time.monotonic() + 60
+        while not log.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert log.exists(), process.communicate(timeout=5)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 3, stderr
+    assert "evalkit: interrupted" in stderr and "Traceback" not in stderr
+    assert log.read_text(encoding="utf-8") == "preparing\nclosed\n"
+    assert stored(project) == []

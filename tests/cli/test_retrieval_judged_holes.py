@@ -129,6 +129,7 @@ def test_the_human_report_shows_both_columns(judge: ChatServer, evalkit_cli: Cal
     result = retrieval(evalkit_cli, "--judge-unjudged", "judge")
     assert result.code == 0, result.stderr
     assert "Unjudged documents graded by a relevance judge" in result.stdout
+    assert 'Judge:          "judge" (' in result.stdout, "the judge named quoted, as every message names a user's word"
     assert "Human labels" in result.stdout and "Holes filled" in result.stdout
     assert "The gate and the regression check use the human labels only" in result.stdout
 

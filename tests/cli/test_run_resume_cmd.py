@@ -3,6 +3,7 @@ incomplete run answers only its errored cases."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -944,3 +945,135 @@ def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli
     assert "stopped by a spending limit" not in shown, shown
     assert "(killed, or its machine lost)" in shown, shown
     assert "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-6" in shown, shown
+
+
+def test_a_shard_answering_while_another_shards_limit_closes_the_run_says_so(evalkit_cli, project, monkeypatch) -> None:
+    # Shard 2 still answering when shard 1, stopped by --max-requests, closed the run incomplete:
+    # shard 2 then gave a verdict of its own, "the run is incomplete (0 errored cases)", where the
+    # verdict job says the limit. It now says what happened: its slice is in, the run closed by
+    # shard 1's limit (as --wait-for-shards reads it), and the command that continues shard 1.
+    import time
+
+    from evalkit.run.answering.prompts import PromptAnswering
+    from evalkit.run.limit_stops import LIMIT_STOPS, limit_stop
+    from evalkit.storage import close_repository, open_repository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-7", "--database", LOCAL)
+    real = PromptAnswering.finish
+
+    def other_shard_stops_first(self, header, store, streamed):  # noqa: ANN001, ANN202
+        # shard 2 has answered its slice; shard 1, elsewhere, is stopped by its limit meanwhile
+        # and closes the run as its finish stores it
+        repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+        try:
+            stop = limit_stop("max_requests", 1, None, ("--max-requests", "6"))
+            repository.finish_run("cap-7", "incomplete", time.time(), provenance={LIMIT_STOPS: {"1/2": stop}})
+        finally:
+            close_repository(repository)
+        return real(self, header, store, streamed)
+
+    monkeypatch.setattr(PromptAnswering, "finish", other_shard_stops_first)
+    second = evalkit_cli(*base, "--shard", "2/2")
+    monkeypatch.undo()
+    said = " ".join((second.stdout + second.stderr).split())
+    assert second.code == 3, said
+    assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in said, said
+    assert "0 errored" not in said, said
+    assert (
+        "Shard 2/2 done: its slice is in; run cap-7 was closed incomplete because a spending limit stopped shard 1/2"
+        in said
+    ), said
+    assert "`evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-7 --max-requests 6`" in said, said
+    job = evalkit_cli(
+        "run", "arith.basic", "--wait-for-shards", "--run-id", "cap-7", "--database", LOCAL, "--timeout", "5s"
+    )
+    read = " ".join((job.stdout + job.stderr).split())
+    assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in read, read
+
+
+@pytest.mark.parametrize("revisable", [True, False], ids=["revise_provenance", "a store without it"])
+def test_two_shards_stopped_by_a_limit_at_once_both_keep_their_stop(evalkit_cli, project, monkeypatch, revisable) -> None:
+    # Shard 2 stopped by its limit between shard 1's reading the run's provenance and its writing
+    # it through finish_run: shard 1 wrote its own stop over shard 2's, so shard 2 read as killed
+    # (its resume line without the higher limit; the verdict job waited 90 s for its lease). The
+    # store merges each shard's stop with the run's row locked. A store without revise_provenance
+    # (a third party's) still keeps a lone shard's stop, by finish_run, as before.
+    from evalkit.run import lifecycle
+    from evalkit.run.limit_stops import LIMIT_STOPS, limit_stop
+    from evalkit.storage import protocols
+
+    if not revisable:  # the store offers no RevisableProvenance (its isinstance answer is cached per class)
+        without = tuple(c for c in protocols._CAPABILITIES if c[0] != "revisable")
+        monkeypatch.setattr(protocols, "_CAPABILITIES", without)
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-8", "--database", LOCAL)
+    other = limit_stop("max_requests", 1, None, ("--max-requests", "9"))
+    give_up = lifecycle.RunLease.give_up
+    committed: list[bool] = []
+
+    def shard_2_stops_meanwhile(self, *, done):  # noqa: ANN001, ANN202
+        # between shard 1's keeping its stop and its finish_run, shard 2's stop is committed
+        from evalkit.storage import close_repository, open_repository
+
+        if committed:
+            return give_up(self, done=done)
+        committed.append(True)
+        repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+        try:
+            provenance = repository.get_run("cap-8", with_cases=False).provenance or {}
+            stops = {**provenance.get(LIMIT_STOPS, {}), "2/2": other}
+            repository.Run.update({repository.Run.provenance: json.dumps({**provenance, LIMIT_STOPS: stops})}).where(
+                repository.Run.id == "cap-8"
+            ).execute()
+        finally:
+            close_repository(repository)
+        give_up(self, done=done)
+
+    monkeypatch.setattr(lifecycle.RunLease, "give_up", shard_2_stops_meanwhile)
+    stopped = evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1")
+    monkeypatch.undo()
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    kept = stored_limit_stops(project, "cap-8")
+    # without revise_provenance shard 2's is lost, as documented (docs/architecture.md)
+    assert set(kept) == ({"1/2", "2/2"} if revisable else {"1/2"}), kept
+    assert kept["1/2"]["resume_limits"] == ["--max-requests", "6"], kept
+
+
+def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earlier_attempt(evalkit_cli, project, monkeypatch) -> None:
+    # Shard 1 stopped by --max-requests 1, run again with --max-requests 6 and killed before it
+    # finished: `show --json` still gave the first attempt's stop under limit_stops, and the line
+    # continuing shard 1 its "--max-requests 6" (only finish_run wrote the stops). The stop is
+    # cleared as the shard is taken again: the shard reads as killed, its line without that limit.
+    from evalkit.leases import STALE_AFTER_S
+    from evalkit.run import lifecycle
+    from evalkit.storage import close_repository, open_repository
+    from evalkit.storage.sql.repository import SqlRepository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-9", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    assert set(stored_limit_stops(project, "cap-9")) == {"1/2"}
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
+
+        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise KeyboardInterrupt
+
+        killed.setattr(SqlRepository, "finish_run", dies)
+        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
+        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
+        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # its lease as a process on another machine left it, heard from long ago
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
+            (repo.Lease.run == "cap-9") & (repo.Lease.part == "1/2")
+        ).execute()
+    finally:
+        close_repository(repo)
+    shown = evalkit_cli("show", "cap-9", "--json")
+    assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
+    said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
+    assert "(killed, or its machine lost)" in said, said
+    assert "`evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-9`" in said, said

@@ -34,10 +34,13 @@ def test_a_distribution_whose_entry_points_are_not_utf8_is_named_and_the_others_
 
     listed = evalkit_cli("list", env=env)
     assert "internal error" not in listed.stderr
+    # "(unreadable)" is evalkit's word for the entry points it could not read, not a plugin's name:
+    # it was quoted as one ('generator "(unreadable)" (…)')
     assert (
-        f'generator "(unreadable)" (broken_gen-1.0.dist-info in {folder}): its entry_points.txt cannot be read '
+        f"generator (unreadable) (broken_gen-1.0.dist-info in {folder}): its entry_points.txt cannot be read "
         "(UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff"
     ) in listed.stdout + listed.stderr
+    assert '"(unreadable)"' not in listed.stdout + listed.stderr
     assert "unrelated_tool" not in listed.stdout + listed.stderr  # a broken package that is not a plugin is none of evalkit's business
     assert re.search(r"^  garbled +garbled_meta-1\.0\.dist-info \(its METADATA cannot be read\)$", listed.stdout, re.M)
 

@@ -113,7 +113,7 @@ def test_cranfield_original_codes_run_the_other_way_and_are_mapped_on_zero_to_th
     # cranqrel: code 1 (a complete answer) x128, 2 x387, 3 x734, 4 (minimum interest) x363; -1 x225 left out;
     # one judged document is empty in the corpus and left out.
     assert labels[3] == 128 and labels[2] == 387 and labels[1] + 1 == 734 + 363 and labels[0] == 225
-    assert "1 judged document(s) the corpus lacks or holds empty left out" in calibration.description
+    assert "1 judged document the corpus lacks or holds empty left out" in calibration.description
     # Query 1's source paper (doc 486, code -1) is neither judged nor sampled.
     assert "1/486" not in {i.id for i in calibration.items}
     complete = next(i for i in calibration.items if i.label == 3)

@@ -128,3 +128,15 @@ def test_a_question_set_past_the_limit_is_a_problem_and_an_endless_iterator_is_n
     with pytest.raises(SetTooLarge, match="hold more than 3 questions"):
         GoldenQuestionSet(identifier="a.b", name="n", questions=questions(None))
     assert made == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("form", ["whatever", 5, ""])
+def test_a_question_of_no_form_is_evalkits_usage_error_naming_the_field_and_the_forms(form) -> None:
+    """``GoldenQuestion(form="whatever")`` raised a bare ``ValueError`` ("'whatever' is not a valid
+    QuestionForm"): a library caller got no evalkit error naming the field and what it takes."""
+    from evalkit.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^GoldenQuestion form must be one of match, gap, unspecified, got ") as raised:
+        GoldenQuestion("q", "a question", form=form)
+    assert isinstance(raised.value, ValueError), "still a ValueError, for callers that caught one"
+    assert GoldenQuestion("q", "a question", form="GAP").form == "gap"

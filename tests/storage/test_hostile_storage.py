@@ -688,6 +688,22 @@ def test_10_a_retriever_whose_close_never_returns_leaves_the_stored_run_and_exit
     assert stored(database_url, result.json()["run_id"]).status is RunStatus.COMPLETE
 
 
+def test_10_a_retriever_whose_factory_never_returns_is_a_failed_plugin_not_a_hung_command(
+    database_url, hostile_plugins, project, evalkit_cli
+) -> None:
+    """The entry point's factory builds the retriever from the deployment's options before anything
+    is asked of it; one that never returned (a connection to a server that never answers) hung
+    ``evalkit retrieval`` for ever. It is bounded by the deployment's timeout and abandoned: a
+    plugin failure naming the plugin and the limit (exit 2, as a factory that raises)."""
+    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "factory"\ntimeout = 0.5\n')
+    env = cli_env(hostile_plugins, database_url)
+    result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env, timeout=60)
+    assert result.code == 2, result.stderr
+    assert 'retriever "hostile.sleeper" (evalkit-hostile-storage ' in result.stderr, result.stderr
+    assert "its factory did not return within 0.5 s (the deployment's timeout); the call was abandoned" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.parametrize(
     ("tamper", "message"),
     [

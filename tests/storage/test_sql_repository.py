@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 from evalkit import CaseResult, Run, ServingIdentity
+from evalkit.errors import StorageError
 from evalkit.runs import RunStatus
 from evalkit.storage import (
     GeneratorScopedResults,
@@ -245,3 +246,48 @@ def test_every_public_method_turns_a_database_error_into_a_store_failure() -> No
         if not name.startswith("_") and name not in _DELEGATING and not hasattr(method, "__wrapped__")
     )
     assert unguarded == []
+
+
+def test_two_shards_keeping_their_limit_stops_at_once_keep_both(repo, database_url) -> None:
+    """Each shard a spending limit stopped keeps its stop in the run's provenance; two at once lost
+    one (each read, then wrote the whole: the last writer won). ``revise_provenance`` reads and
+    writes with the run's row locked: shard 2, writing while shard 1 is between its read and its
+    write, waits, then merges with what shard 1 wrote."""
+    import threading
+
+    from evalkit.run.limit_stops import LIMIT_STOPS, limit_stop, provenance_after, stops_of
+    from evalkit.storage import RevisableProvenance, open_repository
+
+    assert isinstance(repo, RevisableProvenance)
+    repo.begin_run(header("r1", provenance={"grader_plugin": "deterministic"}))
+    first = limit_stop("max_requests", 1, None, ("--max-requests", "6"))
+    second = limit_stop("budget", 0.5, "EUR", ("--budget", "2"))
+    other = open_repository(database_url)
+    seen: list[object] = []
+    waited: list[bool] = []
+
+    def shard_2() -> None:
+        other.revise_provenance("r1", lambda stored: (seen.append(stored), provenance_after(stored, "2/2", second))[1])
+
+    def shard_1(stored):  # noqa: ANN001, ANN202 - between shard 1's read and its write, shard 2 writes
+        writer = threading.Thread(target=shard_2)
+        writer.start()
+        writer.join(0.5)
+        waited.append(writer.is_alive())  # it waits for the row shard 1 holds
+        threads.append(writer)
+        return provenance_after(stored, "1/2", first)
+
+    threads: list[threading.Thread] = []
+    try:
+        repo.revise_provenance("r1", shard_1)
+        threads[0].join()
+    finally:
+        other.close()
+    assert waited == [True]
+    assert seen == [{"grader_plugin": "deterministic", LIMIT_STOPS: {"1/2": first}}]
+    stored = repo.get_run("r1", with_cases=False)
+    assert stops_of(stored) == {"1/2": first, "2/2": second} and stored.provenance["grader_plugin"] == "deterministic"
+    repo.revise_provenance("r1", lambda stored: None)  # nothing to write: nothing changes
+    assert repo.get_run("r1", with_cases=False).provenance == stored.provenance
+    with pytest.raises(StorageError, match="run r2 is not in the store"):
+        repo.revise_provenance("r2", lambda stored: {})

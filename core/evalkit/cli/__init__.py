@@ -221,11 +221,11 @@ def _handled(args: Arguments, stored: list[str]) -> int:
         _discard_stdout()
         return 0
     except OSError as exc:
-        if exc.errno not in _OUTPUT_ERRNOS:
-            return _failed(args, exc, stored)
+        if exc.errno not in _OUTPUT_ERRNOS or _store_failed(exc):
+            return _failed(args, _store_failure(exc), stored)
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
-        return _failed(args, exc, stored)
+        return _failed(args, _store_failure(exc), stored)
     except BaseException as exc:  # noqa: BLE001 - no command of evalkit's raises one: a plugin did
         from ..shapes import exception_text
 
@@ -234,6 +234,32 @@ def _handled(args: Arguments, stored: list[str]) -> int:
             "what it was doing did not complete (a CI gate must not read this as success)"
         )
         return 3
+
+
+def _store_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in or through a third-party store's code (its full disk is not
+    standard output's)."""
+    from ..storage import plugin_store_failure
+
+    return plugin_store_failure(exc) is not None
+
+
+def _store_failure(exc: Exception) -> Exception:
+    """``exc``, or — raised in or through the code of a third-party store the command opened (its
+    disk, its client, outside a run: ``evalkit show``, ``compare``, ``report``, ``regrade`` reading
+    it) — that store's failure, said as the built-in stores' are (exit 3, no traceback unless
+    ``--traceback``), not as evalkit's internal error with its traceback."""
+    from ..errors import EvalkitError, StoreUnavailable
+    from ..storage import plugin_store_failure
+
+    if isinstance(exc, EvalkitError):
+        return exc
+    failure = plugin_store_failure(exc)
+    if failure is None:
+        return exc
+    said = StoreUnavailable(f"the results store failed: {failure}")
+    said.__cause__ = exc  # --traceback shows where the store raised
+    return said
 
 
 def _internal_error(exc: Exception, stored: Sequence[str]) -> str:

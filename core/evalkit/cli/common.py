@@ -5,7 +5,7 @@ their options are declared in :mod:`.params`."""
 
 from __future__ import annotations
 
-from ..wording import quoted
+from ..wording import path_named, quoted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -108,7 +108,7 @@ def refuse_job_local_store(url: str, explicit: str | None, config: Any, option: 
     source = database_source(explicit, config)
     where = {"EVALKIT_DATABASE_URL": "EVALKIT_DATABASE_URL", "config": "the configuration's database"}.get(source, "the default")
     path = sqlite_file(url)
-    store = f"the SQLite file {path}" if path is not None else quoted(redact_url(url))
+    store = f"the SQLite file {path_named(path)}" if path is not None else quoted(redact_url(url))
     raise UsageError(
         f"{option} needs a store every job of the run shares, but the store is {store} ({where}), local to this "
         "job: the other jobs never see it, so the run would never be complete and no gate would fire. Point "

@@ -199,21 +199,21 @@ def _toml_string(text: str) -> str:
 def _print(outcome: Any, instance: str, next_step: str, config_lines: list[str]) -> None:
     import shlex
 
-    from ..wording import counted
+    from ..importers import unread_lines
+    from ..wording import counted, path_named
     from .console import console
 
     found, target = outcome.found, outcome.target
     out = console()
-    out.plain(f"read {counted(found.spans, 'span')} from {target.source} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})")
+    out.plain(f"read {counted(found.spans, 'span')} from {path_named(target.source)} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})")
     cases = counted(len(found.cases), "case")
     skipped = f" ({outcome.skipped:,} kept but skipped: they hold tool calls)" if outcome.skipped else ""
     out.plain(f"imported {cases}: {counted(len(found.cases) - outcome.conversations, 'single prompt')}, {counted(outcome.conversations, 'conversation')}{skipped}")
     for why, count in found.not_imported.items():
         out.plain(f"not imported: {why}: {count:,}")
-    if outcome.unreadable_lines:
-        lines = ", ".join(str(n) for n in outcome.unreadable_lines[:5]) + (" …" if len(outcome.unreadable_lines) > 5 else "")
-        out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
-    out.plain(f"wrote {target.set_file} and {target.answers_file}")
+    for phrase in unread_lines(outcome.unreadable_lines, outcome.unreadable_reasons):
+        out.plain(f"not read: {phrase}")
+    out.plain(f"wrote {path_named(target.set_file)} and {path_named(target.answers_file)}")
     out.plain("")
     out.plain(next_step)
     for line in config_lines:

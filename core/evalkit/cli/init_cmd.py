@@ -85,9 +85,9 @@ def handle(args: Arguments) -> int:
 
     out = console()
     for _, path in targets:
-        out.plain(f"wrote {path}")
+        out.plain(f"wrote {path_named(path)}")
     out.plain("")
-    out.plain("Next:" if root == Path(".") else f"Next, in {root}:")
+    out.plain("Next:" if root == Path(".") else f"Next, in {path_named(root)}:")
     width = max(len(command) for command, _ in NEXT_COMMANDS)
     for command, why in NEXT_COMMANDS:
         out.plain(f"  {command.ljust(width)}  # {why}")

@@ -161,12 +161,14 @@ def _print(result: Any) -> None:
     """The figures as a few lines and two tables."""
     from rich.table import Table
 
+    from ..wording import quoted
+
     out = console()
     agreement = result.agreement
     kappa = agreement.kappa
     out.line(
         "[bold]Judge {instance}[/bold] ({model}, prompt v{version}) on calibration set {set}",
-        instance=result.judge_instance, model=result.judge_model, version=result.prompt_version, set=result.set_identifier,
+        instance=quoted(result.judge_instance), model=result.judge_model, version=result.prompt_version, set=result.set_identifier,
     )  # fmt: skip
     out.print(f"Yardstick:  {result.yardstick}")
     out.print(f"Items:      {agreement.n} labelled by the judge" + (f", {len(result.unjudged)} not (left out)" if result.unjudged else ""))

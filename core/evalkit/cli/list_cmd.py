@@ -177,7 +177,7 @@ def _sets(args: Arguments) -> int:
         for identifier, sourced in catalog.sets.items():
             count, failure = count_members(getattr(sourced.set, count_attr), counting, identifier)
             if failure is not None:  # a stream whose producer failed while it was counted
-                problems.append(f'set "{identifier}": field {count_attr}: {failure}')
+                problems.append(f'set {quoted(identifier)}: field {count_attr}: {failure}')
             rows.append({
                 "identifier": identifier,
                 # the name is the plugin's and not checked here (`evalkit validate` does): cut past its bound
@@ -194,7 +194,7 @@ def _sets(args: Arguments) -> int:
             problems += [failure.named(problem) for problem in failure.exception.problems]
         else:
             problems.append(failure.named())
-    problems += [f'set "{identifier}" {catalog.clash(identifier)}' for identifier in catalog.duplicates]
+    problems += [f'set {quoted(identifier)} {catalog.clash(identifier)}' for identifier in catalog.duplicates]
     if args.json:
         print_json({"sets": rows, "problems": problems})
         return 2 if problems else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..wording import counted
+from ..wording import counted, quoted
 
 
 def _share(value: float | None) -> str:
@@ -19,7 +19,7 @@ def render_pairwise(out: Any, comparison: Any) -> None:
     figures = comparison.tally
     models = ", ".join(comparison.judge_models) or "model not reported"
     out.print(
-        f"Pairwise judge {comparison.judge_instance} ({models}, prompt v{comparison.prompt_version}): "
+        f"Pairwise judge {quoted(comparison.judge_instance)} ({models}, prompt v{comparison.prompt_version}): "
         f"RUN's answers against BASE's on {counted(figures.cases, 'case')}, each shown in both orders"
     )
     out.print(f"Wins / ties / losses (RUN):  {figures.wins} / {figures.ties} / {figures.losses}")

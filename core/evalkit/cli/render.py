@@ -14,7 +14,7 @@ import sys
 from ..jsontext import scalar_text
 from ..prompts import displayed_check_name
 from ..shapes import clipped
-from ..wording import counted
+from ..wording import counted, quoted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -391,7 +391,7 @@ def render_summary(out: Output, run: Run) -> None:
         out.print(line)
     judge = (run.metrics or {}).get("judge")
     if isinstance(judge, dict):
-        line = f"Judge:      {judge.get('instance')} (prompt v{judge.get('prompt_version')}, asked {judge.get('repeats')}x per case)"
+        line = f"Judge:      {quoted(judge.get('instance'))} (prompt v{judge.get('prompt_version')}, asked {judge.get('repeats')}x per case)"
         if "self_agreement" in judge:
             line += (
                 f"; self-agreement {_percent(judge['self_agreement'])} "

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from .console import Output
 
-from ..wording import counted
+from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
 from .names import DeploymentName, PluginName, SetIdentifier
@@ -161,6 +161,7 @@ def handle(args: Arguments) -> int:
             # detail keeps each question's score and the errored questions' cases).
             keep_cases=is_in_memory(database),
             judge_unjudged=args.judge_unjudged,
+            on_prepare=_still_preparing,
             **placement_options(args, _pipeline_scope(args)),
         )
     except (RunInterrupted, RunStoreFailed, RunInternalError) as exc:  # the line that resumes it, as this command was given
@@ -168,6 +169,15 @@ def handle(args: Arguments) -> int:
     finally:
         progress.stop()
     return _deliver(args, outcome, targets, database)
+
+
+def _still_preparing(retriever_id: str, seconds: float) -> None:
+    """Say on standard error that the retriever's ``prepare()`` (an index build, untimed) is still
+    running: without it a long one looked like a hung command."""
+    from ..wording import quoted
+    from .console import console
+
+    console(stderr=True).plain(f"still preparing retriever {quoted(retriever_id)} ({seconds:.0f} s)")
 
 
 def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
@@ -221,7 +231,7 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, gati
         if run.kind.value != "retrieval":
             raise UsageError(f"run {run.id} is a {run.kind.value} run, not a retrieval run")
         choice = choose_deployment(args.deployment, config, sourced=sourced)
-        deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
+        deployment = Deployment(run.deployment, {}, choice.sources if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
         # The whole gate, as a single process would apply it: tolerances, the gate's method, a chosen
@@ -273,16 +283,17 @@ def _check_export_paths(args: Arguments) -> None:
 def _export(args: Arguments, outcome: Any) -> list[str]:
     """Write the TREC run and qrels files asked for; one line per file written."""
     from ..retrieval.trec import write_qrels, write_run
+    from ..wording import path_named
 
     written = []
     if args.export_run:
         tag = f"evalkit-{outcome.run.id}"
         rankings = outcome.detail.rankings
         path = write_run(args.export_run, rankings, tag)
-        written.append(f"TREC run:       {path} ({counted(len(rankings), 'question')}, tag {tag})")
+        written.append(f"TREC run:       {path_named(path)} ({counted(len(rankings), 'question')}, tag {tag})")
     if args.export_qrels:
         path = write_qrels(args.export_qrels, outcome.detail.question_set.questions)
-        written.append(f"TREC qrels:     {path}")
+        written.append(f"TREC qrels:     {path_named(path)}")
     return written
 
 
@@ -397,7 +408,7 @@ def _render_holes(out: Output, detail: Any) -> None:
         return
     human, filled, k = detail.metrics, holes.metrics, detail.metrics.k
     judge = holes.judge or {}
-    who = judge.get("instance") or "the judge"
+    who = quoted(judge["instance"]) if judge.get("instance") else "the judge"
     models = ", ".join(judge.get("models") or ()) or "no model reported"
     out.line()
     out.line("[bold]Unjudged documents graded by a relevance judge[/bold]")
@@ -546,7 +557,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "kind": run.kind.value,
         "set": run.set_identifier,
         "retriever": run.retriever,
-        "deployment": {"name": detail.deployment.name, "source": detail.deployment.source},
+        "deployment": {"name": detail.deployment.name, "source": detail.deployment.source, "sources": list(detail.deployment.sources)},
         "status": run.status.value,
         "grader": run.grader,
         "k": detail.metrics.k,

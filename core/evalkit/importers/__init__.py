@@ -13,12 +13,12 @@ from pathlib import Path
 import attrs
 
 from ..errors import UsageError
-from ..wording import counted
+from ..wording import counted, path_named
 from .otel import TraceImport, cases_from_spans
 from .otlp import read_spans
 from .writing import ImportTarget, check_distinct, writable_cases, write_import
 
-__all__ = ["ImportTarget", "OtelImport", "import_otel"]
+__all__ = ["ImportTarget", "OtelImport", "import_otel", "unread_lines"]
 
 
 @attrs.frozen
@@ -29,6 +29,8 @@ class OtelImport:
     found: TraceImport
     #: Lines of the trace file that held no OTLP export request.
     unreadable_lines: tuple[int, ...] = ()
+    #: Why, for a line that is one but for a key written twice (:attr:`.otlp.SpanReading.reasons`).
+    unreadable_reasons: Mapping[int, str] = attrs.Factory(dict)
 
     @property
     def conversations(self) -> int:
@@ -59,7 +61,30 @@ class OtelImport:
             "skipped": self.skipped,
             "not_imported": dict(self.found.not_imported),
             "unreadable_lines": list(self.unreadable_lines),
+            "unreadable_reasons": {str(number): why for number, why in sorted(self.unreadable_reasons.items())},
         }
+
+
+#: How many lines :func:`unread_lines` names by number, and how many reasons it gives.
+SHOWN_LINES = 5
+
+
+def unread_lines(lines: tuple[int, ...], reasons: Mapping[int, str], *, numbered: bool = True) -> list[str]:
+    """What is said of a trace file's lines not read, one phrase per kind: ``2 lines held no
+    OTLP/JSON export request (line 3, 7)`` (without the numbers unless ``numbered``), and for a
+    line that is a request but for a key written twice its reason, ``line 2: key "traceId" appears
+    more than once, which OTLP/JSON refuses`` — not "held no request", which sent a user looking
+    for a request that was there. At most :data:`SHOWN_LINES` numbers and reasons are given."""
+    plain = [number for number in lines if number not in reasons]
+    repeated = [number for number in lines if number in reasons]
+    phrases = []
+    if plain:
+        shown = ", ".join(str(n) for n in plain[:SHOWN_LINES]) + (" …" if len(plain) > SHOWN_LINES else "")
+        phrases.append(f"{counted(len(plain), 'line', grouped=True)} held no OTLP/JSON export request" + (f" (line {shown})" if numbered else ""))
+    phrases += [f"line {number}: {reasons[number]}" for number in repeated[:SHOWN_LINES]]
+    if len(repeated) > SHOWN_LINES:
+        phrases.append(f"{counted(len(repeated) - SHOWN_LINES, 'more line', grouped=True)} with a key written twice")
+    return phrases
 
 
 def _reasons(counts: Mapping[str, int]) -> str:
@@ -75,17 +100,14 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     check_distinct(trace_file, target)
     reading = read_spans(trace_file)
     found, text = writable_cases(cases_from_spans(reading.spans), target)
-    unreadable = (
-        f" ({counted(len(reading.unreadable_lines), 'line', grouped=True)} held no OTLP/JSON export request)" if reading.unreadable_lines else ""
-    )
+    unread = unread_lines(reading.unreadable_lines, reading.reasons, numbered=False)
+    unreadable = f" ({'; '.join(unread)})" if unread else ""
     if not found.cases:
-        from ..wording import path_named
-
         raise UsageError(f"trace file {path_named(trace_file)} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
-    outcome = OtelImport(target, found, reading.unreadable_lines)
+    outcome = OtelImport(target, found, reading.unreadable_lines, reading.reasons)
     if outcome.skipped == len(found.cases):
         raise UsageError(
-            f"every model call in {trace_file} holds tool calls (kept but skipped until their tools are declared), so the set would have "
+            f"every model call in {path_named(trace_file)} holds tool calls (kept but skipped until their tools are declared), so the set would have "
             "nothing to run; nothing was written"
         )
     write_import(found.cases, target, text)

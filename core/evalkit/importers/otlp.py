@@ -11,7 +11,9 @@ so text nested too deeply is a line that cannot be read, not a crash; attribute 
 :data:`MAX_VALUE_DEPTH` are dropped. A line that is not an export request is counted, never fatal.
 A request with a key written twice in one object is such a line: OTLP/JSON is protobuf's JSON
 mapping, whose parsers refuse a field given twice (Go's protojson: "duplicate field"), so no
-exporter writes one, and keeping the last value would import what no receiver accepts.
+exporter writes one, and keeping the last value would import what no receiver accepts. Its reason
+is kept with its number (:attr:`SpanReading.reasons`), so the line is not reported as if it held
+no request at all.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..jsonparse import json_lines, parse_json
+from ..jsonparse import RepeatedKeyError, json_lines, parse_json
 from ..textfiles import read_whole_file, utf8_text
 
 __all__ = ["MAX_TRACE_FILE_BYTES", "MAX_VALUE_DEPTH", "Span", "SpanReading", "any_value", "read_spans", "valid_text"]
@@ -53,10 +55,22 @@ class Span:
 
 @attrs.frozen
 class SpanReading:
-    """The spans of a trace file, and the lines that held no export request (1 for a whole-file document)."""
+    """The spans of a trace file, and the lines that held no export request (1 for a whole-file
+    document); ``reasons`` says why, for a line that is one but for a key written twice (line
+    number → ``key "traceId" appears more than once, which OTLP/JSON refuses``)."""
 
     spans: tuple[Span, ...]
     unreadable_lines: tuple[int, ...] = ()
+    reasons: Mapping[int, str] = attrs.Factory(dict)
+
+
+#: Why a request with a key written twice is not read, after the key (:class:`RepeatedKeyError`).
+REPEATED_KEY_REFUSED = "which OTLP/JSON refuses"
+
+
+def _repeat_reason(exc: json.JSONDecodeError) -> str | None:
+    """Why a line that failed to parse is not read, when it failed only for a key written twice."""
+    return f"{exc.msg}, {REPEATED_KEY_REFUSED}" if isinstance(exc, RepeatedKeyError) else None
 
 
 def read_spans(path: Path) -> SpanReading:
@@ -72,26 +86,33 @@ def read_spans(path: Path) -> SpanReading:
         raise UsageError(f"trace file {path_named(path)} cannot be read: {exc.strerror}") from None
     spans: list[Span] = []
     unreadable: list[int] = []
+    reasons: dict[int, str] = {}
+
+    def not_read(number: int, exc: json.JSONDecodeError) -> None:
+        unreadable.append(number)
+        if (reason := _repeat_reason(exc)) is not None:
+            reasons[number] = reason
+
     try:
         documents: list[tuple[int, Any]] = [(1, parse_json(text, unique_keys=True))]
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as whole:
         documents = []
         if _one_document(text):  # one request with a key written twice: not read, as ProtoJSON refuses it
-            unreadable.append(1)
+            not_read(1, whole)
         else:
             for number, line in enumerate(json_lines(text), start=1):
                 if line.strip():
                     try:
                         documents.append((number, parse_json(line, unique_keys=True)))
-                    except json.JSONDecodeError:
-                        unreadable.append(number)
+                    except json.JSONDecodeError as exc:
+                        not_read(number, exc)
     for number, document in documents:
         found = list(_spans_of(document))
         if found or _is_request(document):
             spans += found
         else:
             unreadable.append(number)
-    return SpanReading(tuple(spans), tuple(sorted(unreadable)))
+    return SpanReading(tuple(spans), tuple(sorted(unreadable)), reasons)
 
 
 def _one_document(text: str) -> bool:

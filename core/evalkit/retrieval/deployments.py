@@ -62,23 +62,40 @@ DEFAULT_TIMEOUT_S = 60.0
 TIMEOUT_OPTION = "timeout"
 
 
+#: How :attr:`Deployment.source` and :attr:`DeploymentChoice.source` join the places that defined a
+#: deployment, for people; the places themselves are kept apart (``sources``).
+SOURCES_JOINED_BY = " + "
+
+
+def _sources(value: str | Iterable[str]) -> tuple[str, ...]:
+    """The places that defined a deployment, as kept: a tuple. One string is one place (as an
+    earlier version's caller, or a document it wrote, gave it): never split at `` + ``, which a
+    provider's entry-point name or a configuration's path may hold."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 @attrs.frozen
 class Deployment:
     """The options one retriever is created with, and where they came from.
 
     ``name`` is ``None`` when no deployment was chosen (the retriever gets no options);
-    ``source`` is ``configuration <path>``, ``provider <distribution>``, both joined by `` + ``
-    when a project deployment was merged with a provider's, or ``none``. ``timeout``
-    is how long one question may take (the table's ``timeout`` option, else
-    :data:`DEFAULT_TIMEOUT_S`).
+    ``sources`` (given as ``source``, a place or a sequence of them) holds ``configuration
+    <path>``, ``provider <plugin>``, both when a project deployment was merged with a provider's,
+    or ``none``. ``timeout`` is how long one question may take (the table's ``timeout`` option,
+    else :data:`DEFAULT_TIMEOUT_S`).
     """
 
     name: str | None
     options: Mapping[str, Any]
-    source: str
+    sources: tuple[str, ...] = attrs.field(converter=_sources, alias="source")
     timeout: float = DEFAULT_TIMEOUT_S
     #: Where the options were written, for messages about a missing or unknown option.
     table: str = "no deployment (none chosen: the retriever gets no options)"
+
+    @property
+    def source(self) -> str:
+        """Where the options came from, for people: :attr:`sources` joined by `` + ``."""
+        return SOURCES_JOINED_BY.join(self.sources)
 
 
 def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> float:
@@ -110,12 +127,13 @@ class DeploymentChoice:
     name: str
     retriever: str | None
     retrievers: Mapping[str, _Options]
-    source: str
+    #: Every place that defined part of this deployment (given as ``source``: one or a sequence).
+    sources: tuple[str, ...] = attrs.field(converter=_sources, alias="source")
 
     @property
-    def sources(self) -> tuple[str, ...]:
-        """Every place that defined part of this deployment."""
-        return tuple(self.source.split(" + "))
+    def source(self) -> str:
+        """Every place that defined part of this deployment, for people: joined by `` + ``."""
+        return SOURCES_JOINED_BY.join(self.sources)
 
 
 def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any], str]:
@@ -162,22 +180,23 @@ def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dic
         for name, retrievers in found.items():
             options = {rid: _Options(dict(o), where, None) for rid, o in retrievers.items()}
             earlier = provided.get(name)
+            places: tuple[str, ...] = (where,)
             if earlier is not None:
                 options = {**options, **earlier.retrievers}
-                where = earlier.source if where in earlier.sources else f"{earlier.source} + {where}"
-            provided[name] = DeploymentChoice(name, _only(options), options, where)
+                places = earlier.sources if where in earlier.sources else (*earlier.sources, where)
+            provided[name] = DeploymentChoice(name, _only(options), options, places)
     chosen = dict(provided)
     configured_at = f"configuration {path_named(config.path)}" if config.path else "configuration"
     boundary = ProjectBoundary.of(config) if config.path is not None and config.deployments else None
     for name, retrievers in config.deployments.items():
         options = {rid: _Options(dict(o), configured_at, config.root, boundary) for rid, o in retrievers.items()}
-        source = configured_at
+        places = (configured_at,)
         named = config.deployment_retrievers.get(name)
         base = provided.get(name)
         if base is not None:
             options = {**base.retrievers, **options}
-            source = f"{configured_at} + {base.source}"
-        chosen[name] = DeploymentChoice(name, named or _only(options), options, source)
+            places = (configured_at, *base.sources)
+        chosen[name] = DeploymentChoice(name, named or _only(options), options, places)
     return chosen
 
 
@@ -201,12 +220,12 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
     known = known_deployments(config, [sourced] if sourced is not None else [])
     if chosen not in known:
         from evalkit.printable import hidden_escaped
-        from evalkit.wording import did_you_mean, quoted
+        from evalkit.wording import did_you_mean, listed, quoted
 
         shown = hidden_escaped(chosen)
         origin = argument("deployment", shown) if name is not None else f"{DEPLOYMENT_ENV}={shown}"
-        listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
-        raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}")
+        shown_known = listed(sorted(known), '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)')
+        raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {shown_known}")
     return known[chosen]
 
 
@@ -261,7 +280,7 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     entry = choice.retrievers.get(retriever_id)
     if entry is None:
         if retriever_id == choice.retriever or (factory is not None and takes_no_options(factory)):
-            return Deployment(choice.name, {}, choice.source, table=_table(choice.name, retriever_id, choice.source, None))
+            return Deployment(choice.name, {}, choice.sources, table=_table(choice.name, retriever_id, choice.source, None))
         configured = ", ".join(map(hidden_escaped, sorted(choice.retrievers))) or "none"
         hint = ""
         head = retriever_id.split(".", 1)[0]

@@ -22,6 +22,7 @@ import attrs
 from ..grading import Check
 from ..questions import GoldenQuestion, RetrievalProvenance
 from ..runs import CaseResult, Run
+from ..wording import quoted
 from .provenance import SCORING_VERSION, RetrievalIdentity, validate_provenance
 from .ranking import Ranking
 from .scoring import DEFAULT_RELEVANCE_THRESHOLD, QuestionScore, RetrievalMetrics
@@ -168,7 +169,7 @@ def benchmark_changes(baseline: Run, identity: RetrievalIdentity) -> list[str]:
     before = stored.get("corpus_revision")
     after = identity.provenance.corpus_revision if identity.provenance is not None else None
     if isinstance(before, str) and after is not None and before != after:
-        changes.append(f'corpus revision "{before}" → "{after}"')
+        changes.append(f'corpus revision {quoted(before)} → {quoted(after)}')
     if stored.get("scoring_version") not in (None, identity.scoring_version):
         changes.append("the scoring protocol (an older evalkit's)")
     if isinstance(stored.get("k"), int) and stored["k"] != identity.k:

@@ -65,7 +65,9 @@ def _write(path: str | os.PathLike[str], lines: Iterable[str]) -> Path:
     try:
         write_text_file(target, lines)
     except OSError as exc:  # a full disk, an I/O error: the environment's fault (exit 3)
-        raise OutputFailed(f"cannot write {target}: {exc.strerror or exc}") from None
+        from ..wording import path_named
+
+        raise OutputFailed(f"cannot write {path_named(target)}: {exc.strerror or exc}") from None
     return target
 
 

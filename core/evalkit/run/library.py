@@ -31,7 +31,7 @@ from ..storage.protocols import ResultRepository
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
-from ..wording import argument
+from ..wording import argument, path_named
 from .arguments import (
     CALLBACK,
     DATABASE,
@@ -72,7 +72,7 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
 
         path = missing_store(url)
         if path is not None:
-            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
+            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path_named(path)} yet, so there is no run to find (the first run creates it)")
     repository = open_repository(url)
     try:
         yield repository
@@ -157,7 +157,7 @@ _PROMPT_RUN_ARGUMENTS = _argument_kinds(
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
-    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_NAME,
+    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_NAME, on_prepare=CALLBACK,
 )
 
 
@@ -356,6 +356,7 @@ def evaluate_retrieval(
     keep_cases: bool = True,
     baseline_file: BaselineFile | None = None,
     judge_unjudged: str | None = None,
+    on_prepare: Callable[[str, float], None] | None = None,
 ) -> Outcome:
     """Ask every question of a golden question set, store the run and compare it with its baseline.
 
@@ -402,6 +403,12 @@ def evaluate_retrieval(
     stored and reported beside the human ones, which alone are compared and gated (see
     :mod:`evalkit.retrieval.holes`). Refused before anything is stored when the judge is not
     configured, not reachable, or the retriever cannot show a document's text.
+
+    ``on_prepare``: while the retriever's ``prepare()`` runs (it has no time limit: an index build
+    may rightly take long), called with the retriever's id and the seconds it has taken so far,
+    after 5 s and then at doubling intervals up to a minute, from another thread (``prepare()``
+    itself runs in the calling thread, where Ctrl-C reaches it); the CLI says ``still preparing
+    retriever "ID" (12 s)`` on standard error.
     """
     check_arguments("evaluate_retrieval", locals(), _RETRIEVAL_RUN_ARGUMENTS)
     cwd = Path(cwd) if cwd is not None else None
@@ -429,7 +436,7 @@ def evaluate_retrieval(
 
         holes = hole_judging(judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions))
         holes.check_ready()
-    answering = question_answering.start_retriever(resolved, config)
+    answering = question_answering.start_retriever(resolved, config, on_prepare)
     closing: list[str] = []
     try:
         if holes is not None:

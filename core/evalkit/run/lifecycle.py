@@ -7,11 +7,13 @@ that changed under it interrupts it.
     execute(plan, repository)
       begin      run id (given, resumed or new) → refuse what cannot join → begin_run (inside the
                  guard the lease is taken in: no interruption leaves it running unleased)
-      lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
+      lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it;
+                 the limit stop an earlier attempt of this part kept is cleared (limit_stops)
       answer     the answering's slice (its shard, minus what is stored), each case committed
                  through a CaseRecorder (group commit) and told to the observers
-      finish     the answering's Finish → give the lease up (this part is in, unless a budget
-                 stopped it) → finish_run
+      finish     the answering's Finish → keep the limit that stopped this part, if one did
+                 (limit_stops) → give the lease up (this part is in, unless a budget stopped it)
+                 → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
       interrupt  Ctrl-C, a set that changed, evalkit's own bug, an EvalkitError found late (once the
@@ -45,7 +47,7 @@ from ..errors import (
     UnknownRunError,
     UsageError,
 )
-from ..leases import LeaseKeeper
+from ..leases import LeaseKeeper, resume_hint
 from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
@@ -56,7 +58,7 @@ from ..wording import argument, counted, quoted
 from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
-from .limit_stops import provenance_after
+from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
 from .outcome import Outcome
 from .placement import regrade_again, regraded_from
 from .plan import RunPlan, check_run_id, new_run_id
@@ -320,18 +322,12 @@ def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure
     """``exc`` as the :class:`StoreFailure` of ``repository`` when the repository is a plugin's (a
     third-party store, not evalkit's own) and ``exc`` was raised in or through its code — an
     ``OSError`` from its full disk, its client's lost connection — naming the repository; ``None``
-    for anything else (an evalkit bug stays one). Only evalkit's own store turns its errors into
-    :class:`StoreFailure` itself."""
-    kind = type(repository)
-    package = kind.__module__.partition(".")[0]
-    if package == "evalkit":
-        return None
-    frame = exc.__traceback__
-    while frame is not None:
-        if str(frame.tb_frame.f_globals.get("__name__", "")).partition(".")[0] == package:
-            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
-        frame = frame.tb_next
-    return None
+    for anything else (an evalkit bug stays one): :func:`evalkit.storage.plugin_store_failure`.
+    Only evalkit's own store turns its errors into :class:`StoreFailure` itself."""
+    from ..storage import plugin_store_failure as failure_of
+
+    failure: StoreFailure | None = failure_of(exc, (type(repository),))
+    return failure
 
 
 def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:
@@ -455,23 +451,28 @@ class _Lifecycle:
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
         complete: Run | None = None
-        # The one guard around begin_run: what it raises is raised as it is (nothing is stored),
-        # but for a stop met after its commit, raised below as the stop of a stored run.
-        began = self._store_header(header)
-        leased, begun = False, isinstance(began, Run)
+        began: Run | KeyboardInterrupt | HostAlarm | StoreFailure | None = None
+        leased = False
 
         def held() -> bool:
             # A process changes the status only of a run it holds: its lease taken, or a run it
             # began whose lease it could not take (evalkit's bug, Ctrl-C, a lock timeout) while no
             # other process answers it (it is marked interrupted, not left running for ever) — one
             # begin_run was stopped in after its commit too: it is stored running.
-            stored = begun or _stored_status(self.store, header.id) is RunStatus.RUNNING
+            stored = isinstance(began, Run) or _stored_status(self.store, header.id) is RunStatus.RUNNING
             return (leased and not lease.lost) or (not leased and stored and self._unanswered(header.id, joining))
 
+        def unstored() -> bool:
+            # What the one guard around begin_run raised (nothing stored) is raised as it is; a
+            # Ctrl-C or the host's alarm met as it returned (``began`` not set yet) finds the run
+            # stored, and is the stop of a stored run.
+            return began is None and _stored_status(self.store, header.id) is None
+
         try:
-            # The lease taken inside: a Ctrl-C between begin_run's commit and the lease, or a lease
-            # that could not be taken, leaves no run stored as running without a lease — it is
-            # marked interrupted and said resumable (when it is this process's: see held).
+            # begin_run inside: a Ctrl-C met as it returns, between begin_run's commit and the
+            # lease, or a lease that could not be taken, leaves no run stored as running without a
+            # lease — it is marked interrupted and said resumable (when it is this process's: see held).
+            began = self._store_header(header)
             if not isinstance(began, Run):
                 raise began  # Ctrl-C, the host's alarm or a failing store in begin_run, the run stored all the same
             stored_header = began
@@ -484,9 +485,12 @@ class _Lifecycle:
             else:
                 lease.take(None if shard is None else shard.count)
                 leased = True
+                self._clear_earlier_stop(header.id, stored_header)
                 stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
                 stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
+            if unstored():
+                raise
             if held():
                 mark_interrupted(self.store, header.id)
             raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id)) from None
@@ -504,6 +508,8 @@ class _Lifecycle:
             )
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
+            if unstored():
+                raise
             mine = held()
             if mine:
                 mark_interrupted(self.store, header.id)
@@ -521,12 +527,16 @@ class _Lifecycle:
                 error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
+            if began is None:
+                raise  # raised by begin_run's guard as it is
             failure = plugin_store_failure(self.store.repository, exc)
             resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
                 raise store_failed(self.store, header, failure, resume, held=mine) from exc
             raise internal_error(self.store, header, exc, resume, held=mine) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
+            if began is None:
+                raise  # raised by begin_run's guard as it is
             if held():
                 mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
@@ -687,6 +697,8 @@ class _Lifecycle:
         lease.check()  # a run taken over is the other process's to finish
         streamed = not observing.keep_cases and self.store.streamed is not None
         finish = self.answering.finish(header, self.store, streamed)
+        # kept before the lease is given up: a reader that finds the part ended finds its stop
+        provenance = self._limit_provenance(header.id, stored_header, finish.limit_stop)
         lease.give_up(done=finish.slice_in)  # a slice its budget stopped is not in
         finish_options: dict[str, Any] = {"with_cases": False} if streamed else {}
         if self.store.spending is not None:  # a store that keeps spend (others are given what they take)
@@ -696,7 +708,6 @@ class _Lifecycle:
                 finish_options["answers_reused"] = finish.answers_reused
         self.notes.extend(finish.notes)
         self.plugin_failures.extend(finish.plugin_failures)
-        provenance = self._limit_provenance(header.id, stored_header, finish.limit_stop)
         if provenance is not None:
             finish_options["provenance"] = provenance
         stored = self.store.repository.finish_run(
@@ -712,21 +723,68 @@ class _Lifecycle:
         reused = self.plan.answers_reused or stored.answers_reused is not None
         judging = Judging(
             self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
-            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused, stopped_by=finish.stopped_by,
+            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused,
+            stopped_by=self._stopped_by(stored, finish.stopped_by, finish.limit_stop is None),
         )  # fmt: skip
         return stored, settle(stored, judging)
 
-    def _limit_provenance(self, run_id: str, stored_header: Run, stop: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        """The run's provenance with the limit that stopped this process's part kept (or the one
-        that stopped it before cleared: it finished again), as :mod:`evalkit.run.limit_stops` keeps
-        it; ``None``: nothing to write. Read again from the store first when there is: another
-        shard may have kept its own since this one began."""
+    def _stopped_by(self, stored: Run, own: str | None, slice_done: bool) -> str | None:
+        """What stopped the run this process finished, as its verdict says it: this part's own
+        limit (``own``), or — a shard whose run another shard's limit stop closed ``incomplete``
+        while it answered — the limits the run keeps as data, read as the verdict job
+        (``--wait-for-shards``) reads them; a shard whose own slice is in says so in a note."""
         shard = self.plan.placement.shard
-        part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+        if shard is None or stored.status is not RunStatus.INCOMPLETE:
+            return own
+        stops = stops_of(stored)
+        mine = shard_part(shard.index, shard.count)
+        others = {part: stop for part, stop in stops.items() if part != mine}
+        if slice_done and others:
+            which = ", ".join(sorted(others))
+            words = "; ".join(dict.fromkeys(reached_words(stop) for stop in others.values()))
+            ends = [part.partition("/") for part in others]
+            indices = tuple(sorted(int(i) for i, _, n in ends if i.isdigit() and n == str(shard.count)))
+            self.notes.append(
+                f"Shard {mine} done: its slice is in; run {stored.id} was closed incomplete because a spending limit "
+                f"stopped shard{'s' if len(others) > 1 else ''} {which} ({words}); continue "
+                f"{'them' if len(others) > 1 else 'it'} with a higher limit: {resume_hint(stored, indices, shard.count)}"
+            )
+        return run_stopped_by(stored) or own
+
+    def _part(self) -> str:
+        """This process's part of the run: ``*`` or its shard's ``I/N``."""
+        shard = self.plan.placement.shard
+        return WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+
+    def _limit_provenance(self, run_id: str, stored_header: Run, stop: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """Keep the limit that stopped this process's part (or clear the one that stopped it before:
+        it finished again), as :mod:`evalkit.run.limit_stops` keeps it. A store that revises a run's
+        provenance (:class:`~evalkit.storage.RevisableProvenance`) merges it with the run row locked,
+        so shards stopped at once each keep theirs; ``None`` is returned, nothing left to write.
+        Another store is given the provenance to write through ``finish_run`` (returned; ``None``:
+        nothing to write), read again first — a shard finishing between that read and this write
+        loses its entry (see docs/architecture.md)."""
+        part = self._part()
+        if provenance_after(stored_header.provenance, part, stop) is None and stop is None:
+            return None  # nothing kept for this part when it began, nothing to keep now
+        if self.store.revisable is not None:
+            self.store.revisable.revise_provenance(run_id, lambda stored: provenance_after(stored, part, stop))
+            return None
         if provenance_after(stored_header.provenance, part, stop) is None:
             return None
         fresh = self.store.repository.get_run(run_id, with_cases=False)
         return provenance_after((fresh or stored_header).provenance, part, stop)
+
+    def _clear_earlier_stop(self, run_id: str, stored_header: Run) -> None:
+        """This part taken again: the limit that stopped its earlier attempt no longer holds, so its
+        entry is cleared now (a whole run's: every shard's), where the store can revise a run's
+        provenance — killed before it finishes, the part reads as killed, its resume line without the
+        earlier attempt's higher limit. Another store keeps the entry until the part finishes; its
+        readers pass over it while the part's lease is held."""
+        part = self._part()
+        if self.store.revisable is None or provenance_after(stored_header.provenance, part, None) is None:
+            return
+        self.store.revisable.revise_provenance(run_id, lambda stored: provenance_after(stored, part, None))
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
         """The ids of the run's cases stored with an answer (what this process skips)."""

@@ -14,7 +14,10 @@ Keyed by the part that stopped (``*``: the whole run, ``I/N``: a shard), each en
 limit (``max_requests`` or ``budget``), its value (a decimal string; a budget's ``currency``) and
 the limits a command that continues that part gives (``--max-requests 6``: enough for the rest).
 A part that finishes again replaces its entry (cleared when nothing stopped it); a whole-run
-finish replaces them all. A reader never trusts what it reads: an entry that is not of this shape
+finish replaces them all. A store that revises a run's provenance
+(:class:`~evalkit.storage.RevisableProvenance`) merges each entry with the run's row locked, and
+has a part's entry cleared when that part is taken again; another store is written through
+``finish_run`` (see docs/architecture.md). A reader never trusts what it reads: an entry that is not of this shape
 (a third-party store, an edited row) is ignored, as if nothing were known.
 """
 

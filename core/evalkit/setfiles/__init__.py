@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ConfigError
+from ..wording import counted, path_named
 from .documents import SUFFIXES, FileSyntaxError, SetDocument, read_document
 from .problems import FileProblem, SetFileError, format_path, kept_file_problems, quoted
 
@@ -147,7 +148,7 @@ def configured_patterns(config: Any) -> tuple[str, ...]:
         raise ConfigError(f'{where}: [sets] paths must be a list of file patterns, like ["evals/*.yaml"]')
     unknown = sorted(set(table) - {"paths", "allow_outside"})
     if unknown:
-        raise ConfigError(f"{where}: [sets] has unknown key(s) {', '.join(unknown)}; it takes paths and allow_outside")
+        raise ConfigError(f"{where}: [sets] has {counted(len(unknown), 'unknown key')} {', '.join(unknown)}; it takes paths and allow_outside")
     allowed_outside(table, where)
     return tuple(paths)
 
@@ -178,7 +179,7 @@ def expand_patterns(
         if not glob.has_magic(pattern):
             found, cause = _what_is_there(full)
             if cause is not None:
-                looked = f" (looked in {root})" if cause == "does not exist" else ""
+                looked = f" (looked in {path_named(root)})" if cause == "does not exist" else ""
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but {cause}{looked}"))
                 continue
             if found == "folder":
@@ -191,7 +192,7 @@ def expand_patterns(
             folder = _fixed_folder(pattern) if os.path.isabs(pattern) else os.path.normpath(os.path.join(root, _fixed_folder(pattern)))
             if boundary is not None and not boundary.may_hold_allowed(folder):
                 reason = boundary.outside(folder, folder=True)
-                problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
+                problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {path_named(folder)} {reason}"))
                 continue
             matched = sorted(set_file_names(glob_once(pattern, root_dir=root)))
             matches = [m for m in matched if os.path.isfile(m)]

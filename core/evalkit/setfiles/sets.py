@@ -19,6 +19,7 @@ from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
 from ..shapes import exception_text, value_fault
+from ..wording import listed
 from .conversations import conversation_problems
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
@@ -174,7 +175,7 @@ def _assertion_problems(
     if (fault := value_fault(value)) is not None:  # the kernel's rule, placed at the value's line
         return [document.problem(at + (key, *fault.path), fault.sentence())]
     if kind_name not in kinds:
-        known = ", ".join(sorted(kinds))
+        known = listed(sorted(kinds))
         return [document.problem(at + ("kind",), f"unknown assertion kind {quoted(kind_name)}; known kinds: {known}")]
     try:
         issues = list(kinds[kind_name].validate(value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from .protocols import (
     ResultRepository,
     ResumableRetrievalRuns,
     ResumableRuns,
+    RevisableProvenance,
     RunHistory,
     RunLeases,
     RunSpending,
@@ -55,6 +57,7 @@ __all__ = [
     "ProviderModelQualityScores",
     "ResultRepository",
     "ResumableRuns",
+    "RevisableProvenance",
     "RunHistory",
     "RunLeases",
     "StoredVerdict",
@@ -79,6 +82,7 @@ __all__ = [
     "missing_store",
     "sqlite_file",
     "open_repository",
+    "plugin_store_failure",
     "url_scheme",
     "schema_status",
     "upgrade_schema",
@@ -339,7 +343,72 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
 
     record = _repository_record(scheme)
     repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
+    wanted = "lacks begin_run, record_cases, finish_run or get_run: it is no evalkit.storage.ResultRepository"
+    registry.require_offered(record, repository, (ResultRepository,), wanted)
+    _hold_to_runs(repository, record.label)
+    if type(repository) not in _OPENED_PLUGIN_STORES:
+        _OPENED_PLUGIN_STORES.append(type(repository))
     return repository
+
+
+#: The base protocol's methods that give a run back, with whether ``None`` is an answer.
+_RUN_RETURNS = (("begin_run", False), ("finish_run", False), ("get_run", True))
+
+
+def _hold_to_runs(repository: Any, label: str) -> None:
+    """Make each method of a third-party store that gives a run back (``begin_run``,
+    ``finish_run``, ``get_run``) refuse what is no :class:`~evalkit.runs.Run` (``get_run``: or
+    ``None``) as the store's failure naming it, ``label`` (``repository "acme" (acme 1.0)``), and
+    what it returned: every command reads the store through these, and a ``None`` from
+    ``begin_run`` or a dict from ``get_run`` ended ``evalkit run``, ``show`` or ``compare`` in an
+    internal error (``TypeError: exceptions must derive from BaseException``, ``'dict' object has
+    no attribute 'status'``). A store whose instance takes no attribute is left as it is."""
+    from ..errors import StoreFailure
+    from ..runs import Run
+    from ..shapes import short_repr
+
+    for name, none_too in _RUN_RETURNS:
+        method = getattr(repository, name)
+
+        def checked(*args: Any, _method: Any = method, _name: str = name, _none_too: bool = none_too, **kwargs: Any) -> Any:
+            value = _method(*args, **kwargs)
+            if isinstance(value, Run) or (_none_too and value is None):
+                return value
+            wanted = "an evalkit Run or None" if _none_too else "an evalkit Run"
+            raise StoreFailure(f"{label}: {_name}() returned {type(value).__name__} {short_repr(value)}, not {wanted}")
+
+        try:
+            setattr(repository, name, checked)
+        except (AttributeError, TypeError):  # __slots__, a frozen class: read as it is
+            continue
+
+
+#: The classes of the third-party stores this process opened (:func:`open_repository`): what is
+#: raised in or through their code is their failure, wherever a command meets it.
+_OPENED_PLUGIN_STORES: list[type] = []
+
+
+def plugin_store_failure(exc: BaseException, kinds: Sequence[type] | None = None) -> Any:
+    """``exc`` as the :class:`~evalkit.errors.StoreFailure` of a third-party store — one of
+    ``kinds``, by default every store class this process opened through a plugin — when it was
+    raised in or through that store's code (an ``OSError`` from its full disk, its client's lost
+    connection), naming the store's class; ``None`` for anything else (an evalkit bug stays one).
+    Only evalkit's own stores turn their errors into ``StoreFailure`` themselves: a plugin's that
+    raised while ``evalkit show``, ``compare`` or ``report`` read it was said as evalkit's internal
+    error, with a traceback."""
+    from ..errors import StoreFailure
+    from ..shapes import exception_text
+
+    for kind in _OPENED_PLUGIN_STORES if kinds is None else kinds:
+        package = kind.__module__.partition(".")[0]
+        if package == "evalkit":
+            continue
+        frame = exc.__traceback__
+        while frame is not None:
+            if str(frame.tb_frame.f_globals.get("__name__", "")).partition(".")[0] == package:
+                return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
+            frame = frame.tb_next
+    return None
 
 
 def _sql_only(url: str, what: str) -> None:

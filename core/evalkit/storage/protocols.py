@@ -23,7 +23,10 @@ store to every one it claims — and each has a stated behaviour when a store la
   the scope's recent runs one by one (through :class:`RunHistory`; nothing without that either).
 * :class:`RunSpending` — without it a run's spend is summed from its cases read back whole, and
   shards sharing a ``--budget`` see only their own spending;
-* :class:`AnswerCache` — without it ``--cache`` is refused (exit 2) naming the capability.
+* :class:`AnswerCache` — without it ``--cache`` is refused (exit 2) naming the capability;
+* :class:`RevisableProvenance` — without it the spending limit that stopped a shard is written
+  through ``finish_run(provenance=...)``, read just before (two shards stopped at the same instant
+  can lose one's), and a shard run again keeps its earlier attempt's until it finishes.
 
 :func:`capabilities` asks a store for all of them once and hands the kernel a typed
 :class:`Capabilities`.
@@ -31,7 +34,7 @@ store to every one it claims — and each has a stated behaviour when a store la
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -70,6 +73,7 @@ __all__ = [
     "ProviderModelQualityScores",
     "ResultRepository",
     "ResumableRuns",
+    "RevisableProvenance",
     "RunHistory",
     "RunLeases",
     "StoredVerdict",
@@ -276,6 +280,22 @@ class RunSpending(Protocol):
         ...
 
 
+@runtime_checkable
+class RevisableProvenance(Protocol):
+    """A run's stored ``provenance`` changed in one transaction that locks the run's row, as
+    ``finish_run`` does: what concurrent writers of one run (its shards) each keep there — the
+    spending limit that stopped each (:mod:`evalkit.run.limit_stops`) — is merged, not the last
+    writer's alone."""
+
+    def revise_provenance(
+        self, run_id: str, change: Callable[[Mapping[str, Any] | None], Mapping[str, Any] | None]
+    ) -> None:
+        """Read run ``run_id``'s stored provenance, the row locked, and write ``change(provenance)``
+        in the same transaction (nothing when it returns ``None``); a run not stored raises
+        :class:`~evalkit.errors.StorageError`."""
+        ...
+
+
 @attrs.frozen
 class CachedAnswer:
     """One answer in the cache, as it was answered: the text, the model the endpoint reported,
@@ -456,6 +476,7 @@ class Capabilities:
     case_history: CaseHistory | None = None
     spending: RunSpending | None = None
     cache: AnswerCache | None = None
+    revisable: RevisableProvenance | None = None
 
 
 _CAPABILITIES: tuple[tuple[str, type], ...] = (
@@ -470,6 +491,7 @@ _CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("case_history", CaseHistory),
     ("spending", RunSpending),
     ("cache", AnswerCache),
+    ("revisable", RevisableProvenance),
 )
 
 

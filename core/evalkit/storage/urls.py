@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ..errors import StorageError
 from ..shapes import clipped
-from ..wording import quoted
+from ..wording import path_named, quoted
 
 __all__ = [
     "MEMORY_URL",
@@ -159,7 +159,7 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
     """Refuse a SQLite path that cannot hold a store: not a regular file, not an SQLite database,
     truncated, or (when ``writing``) a file or folder that cannot be written."""
     file = Path(path)
-    url, path = redact_url(url), clipped(path)  # as the messages below show them
+    url, path = redact_url(url), path_named(clipped(path))  # as the messages below show them
     try:
         info = file.stat()
     except FileNotFoundError:
@@ -175,7 +175,7 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
             raise StorageError(f"database {url}: {path} is read-only (or immutable), so no run could be stored in it")
         if folder.is_dir() and not os.access(folder, os.W_OK):
             raise StorageError(
-                f"database {url}: the folder {folder} is read-only; SQLite needs to create its -wal and -shm files there"
+                f"database {url}: the folder {path_named(folder)} is read-only; SQLite needs to create its -wal and -shm files there"
             )
     if info is None or info.st_size == 0:
         return

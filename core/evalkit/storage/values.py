@@ -26,7 +26,7 @@ import attrs
 from ..answers import ServingIdentity
 from ..errors import UsageError
 from ..runs import Run, RunKind
-from ..wording import argument
+from ..wording import argument, quoted
 
 __all__ = [
     "ACCEPTANCE_KINDS",
@@ -173,13 +173,11 @@ class BaselineScope:
     def describe(self) -> str:
         """The scope in words, for messages."""
         if self.kind is RunKind.RETRIEVAL:
-            where = f'deployment "{self.deployment}"' if self.deployment is not None else "no deployment"
-            return f'set "{self.set_identifier}", retriever "{self.retriever}", {where}'
+            where = f"deployment {quoted(self.deployment)}" if self.deployment is not None else "no deployment"
+            return f"set {quoted(self.set_identifier)}, retriever {quoted(self.retriever)}, {where}"
         base = f", base system prompt {self.base_prompt}" if self.base_prompt else ""
-        return (
-            f'set "{self.set_identifier}", {self.reported_model} ({self.provider_instance}/{self.model_alias}{base}), '
-            f'grader "{self.grader}"'
-        )
+        who = quoted(f"{self.provider_instance}/{self.model_alias}")  # as components.answered_by names them
+        return f"set {quoted(self.set_identifier)}, {quoted(self.reported_model)} ({who}{base}), grader {quoted(self.grader)}"
 
 
 # -- leases --------------------------------------------------------------------------------------

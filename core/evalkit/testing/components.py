@@ -13,6 +13,7 @@ from ..grading import Grading, grading_problems
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestionSet
 from ..shapes import finite_number
+from ..wording import quoted
 from .problems import ContractReport
 
 __all__ = ["KIT_SET", "check_generator", "check_grader", "check_retriever"]
@@ -69,8 +70,10 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     if agenerate is not None and not inspect.iscoroutinefunction(agenerate) and not callable(getattr(generator, "generate", None)):
         report.add("agenerate must be an async def")
     declared = getattr(generator, "concurrency", None)
+    concurrency = None  # the generator's own, unless the run would refuse it
     if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int) or declared < 1):
         report.add(f"concurrency must be a positive integer, got {declared!r}")
+        concurrency = 1  # a run refuses it: the rest is still checked
     secrets: tuple[str, ...] = ()
     if components.offers(generator, components.SecretHolder):
         ok, values = report.call("secret_values()", generator.secret_values)
@@ -84,11 +87,12 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
         database = f"sqlite:///{Path(folder) / 'kit.db'}"
         with report.step("answering through the runner"):
             outcome = evaluate_set(
-                prompt_set or KIT_SET, bound_generator=bound, config=_empty_config(), database=database, privacy="full"
+                prompt_set or KIT_SET, bound_generator=bound, config=_empty_config(), database=database, privacy="full",
+                concurrency=concurrency,
             )
             for case in outcome.run.cases:
                 if case.errored:
-                    report.add(f'prompt "{case.case_id}": the generator failed: {case.error}')
+                    report.add(f'prompt {quoted(case.case_id)}: the generator failed: {case.error}')
             if outcome.run.identity is None and not any(c.errored for c in outcome.run.cases):
                 report.add(f"the run's serving identity is not verified: {outcome.run.identity_note}")
             if secrets:
@@ -204,25 +208,25 @@ def check_retriever(
         report.call("prepare()", retriever.prepare)
     limit = max(k, 12)
     for question in question_set.questions:
-        ok, ranked = report.call(f'retrieve() for question "{question.id}"', retriever.retrieve, question.question, limit)
+        ok, ranked = report.call(f'retrieve() for question {quoted(question.id)}', retriever.retrieve, question.question, limit)
         if not ok:
             continue
         if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence):
-            report.add(f'question "{question.id}": retrieve() must return a list of document ids, got {type(ranked).__name__}')
+            report.add(f'question {quoted(question.id)}: retrieve() must return a list of document ids, got {type(ranked).__name__}')
             continue
         ids = [_result_id(i) for i in ranked]
         wrong = [i for i in ids if not isinstance(i, str) or not i]
         if wrong:
-            report.add(f'question "{question.id}": retrieve() returned ids that are not non-empty strings: {wrong[:3]!r}')
+            report.add(f'question {quoted(question.id)}: retrieve() returned ids that are not non-empty strings: {wrong[:3]!r}')
             continue
         try:
             ranking, _ = read_ranking(ranked, len(ranked))
         except RetrievalError as exc:
-            report.add(f'question "{question.id}": retrieve() returned something that is not a ranking: {exc}')
+            report.add(f'question {quoted(question.id)}: retrieve() returned something that is not a ranking: {exc}')
             continue
         if len(ranked) > limit:
-            report.add(f'question "{question.id}": retrieve() returned {len(ranked)} ids for limit {limit}')
-        with report.step(f'scoring question "{question.id}"'):
+            report.add(f'question {quoted(question.id)}: retrieve() returned {len(ranked)} ids for limit {limit}')
+        with report.step(f'scoring question {quoted(question.id)}'):
             score_question(question, list(ranking.ids), k, 0.0)
     if components.offers(retriever, ClosingRetriever):
         report.call("close()", retriever.close)

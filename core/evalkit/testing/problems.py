@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..shapes import exception_text
+from ..wording import counted
 
 __all__ = ["ContractReport"]
 
@@ -48,4 +49,4 @@ class ContractReport:
         """Raise ``AssertionError`` listing every problem, if there is one."""
         if self.problems:
             lines = "\n".join(f"  - {p}" for p in self.problems)
-            raise AssertionError(f"{self.subject} breaks the evalkit contract ({len(self.problems)} problem(s)):\n{lines}")
+            raise AssertionError(f"{self.subject} breaks the evalkit contract ({counted(len(self.problems), 'problem')}):\n{lines}")

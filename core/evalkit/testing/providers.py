@@ -9,6 +9,7 @@ from ..answers import Answer
 from ..components import offers
 from ..prompts import GoldenPromptSet
 from ..questions import GoldenQuestionSet
+from ..wording import quoted
 from .problems import ContractReport
 
 __all__ = ["check_prompt_set_provider", "check_question_set_provider"]
@@ -47,7 +48,7 @@ def _shipped(provider: Any, method: str, kind: type, report: ContractReport) -> 
     seen: set[str] = set()
     for item in good:
         if item.identifier in seen:
-            report.add(f'{method}() returns set "{item.identifier}" more than once')
+            report.add(f'{method}() returns set {quoted(item.identifier)} more than once')
         seen.add(item.identifier)
     return good
 
@@ -68,7 +69,7 @@ def _stable(provider: Any, method: str, first: list[Any], fingerprint: Any, repo
     for identifier, value in before.items():
         if after.get(identifier) != value:
             report.add(
-                f'set "{identifier}" changes between two {method}() calls; a set must be the same on every call '
+                f'set {quoted(identifier)} changes between two {method}() calls; a set must be the same on every call '
                 "(its fingerprint decides resume, shards and baselines)"
             )
 
@@ -112,7 +113,7 @@ def check_prompt_set_provider(obj: Any) -> None:
                     if not check.passed:
                         why = check.error or check.detail or "it does not hold"
                         report.add(
-                            f'set "{golden_set.identifier}", prompt "{prompt.id}": the reference fails its own check '
+                            f'set {quoted(golden_set.identifier)}, prompt {quoted(prompt.id)}: the reference fails its own check '
                             f"{check.name} ({why})"
                         )
         _stable(provider, "golden_prompt_sets", sets, set_fingerprint, report)

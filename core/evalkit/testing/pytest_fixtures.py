@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import attrs
 import pytest
 
-from ..wording import quoted
+from ..wording import counted, quoted
 
 __all__ = ["TemporaryStore", "evalkit_run", "evalkit_store"]
 
@@ -174,10 +174,10 @@ def _case_names(set_id: str, case_ids: list[str]) -> list[str]:
     first: dict[str, int] = {}
     for number, name in enumerate(names):
         if name in first and case_ids[first[name]] == case_ids[number]:  # as evalkit run refuses the set
-            raise _usage_error(f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} have one id, "{name}"; give each case its own')
+            raise _usage_error(f'--evalkit-set: set {quoted(set_id)}: cases #{first[name] + 1} and #{number + 1} have one id, {quoted(name)}; give each case its own')
         if name in first:
             raise _usage_error(
-                f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} are both named "{name}" '
+                f'--evalkit-set: set {quoted(set_id)}: cases #{first[name] + 1} and #{number + 1} are both named {quoted(name)} '
                 "once secrets are hidden, and pytest cannot tell one test from the other: give one an id that "
                 "differs outside the secret"
             )
@@ -272,7 +272,7 @@ class RegressionGate(pytest.Item):
         verdict = outcome.verdict
         code = outcome.exit_code(fail_on_regression=True)
         if code == 3:
-            _fail(f"run {outcome.run.id} is {outcome.run.status.value}: {outcome.run.errored_count} case(s) errored")
+            _fail(f"run {outcome.run.id} is {outcome.run.status.value}: {counted(outcome.run.errored_count, 'case')} errored")
         if code == 1 and verdict.comparison is not None:
             _fail(verdict.comparison.summary())
         if code == 1:
@@ -326,7 +326,7 @@ def _add_sets(session: pytest.Session, config: pytest.Config, items: list[pytest
     _refuse_blank_options(config)
     repeated = next((set_id for number, set_id in enumerate(given) if set_id in given[:number]), None)
     if repeated is not None:  # it ran twice, stored two runs, and reported each test twice under one id
-        raise _usage_error(f'--evalkit-set: "{repeated}" is given twice; name each set once')
+        raise _usage_error(f'--evalkit-set: {quoted(repeated)} is given twice; name each set once')
     # each set to run, with the argument that named it: a set named only by node ids needs no --evalkit-set
     named_by = {set_id: "--evalkit-set" for set_id in given}
     for set_name, node_id in selection.set_names.items():

@@ -150,6 +150,33 @@ def _provenance(suite: _Suite, report: ContractReport) -> None:
             return
 
 
+def _revisable(suite: _Suite, report: ContractReport) -> None:
+    """``revise_provenance`` changes the stored provenance by what it is given (nothing for ``None``),
+    keeps what begin_run stored beside it, and refuses a run that is not stored."""
+    from ..errors import StorageError
+
+    repo = suite.repository
+    run = attrs.evolve(suite.header("revised", suite.set_id("revised"), cases=1), provenance={"kept": True})
+    repo.begin_run(run)
+    seen: list[Any] = []
+    repo.revise_provenance(run.id, lambda stored: (seen.append(stored), {**(stored or {}), "limit_stops": {"1/2": "a"}})[1])
+    repo.revise_provenance(run.id, lambda stored: {**(stored or {}), "limit_stops": {**stored["limit_stops"], "2/2": "b"}})
+    repo.revise_provenance(run.id, lambda stored: None)
+    stored = repo.get_run(run.id, with_cases=False)
+    want = {"kept": True, "limit_stops": {"1/2": "a", "2/2": "b"}}
+    if seen != [{"kept": True}] or stored is None or stored.provenance != want:
+        report.add(
+            f"revise_provenance() must give the stored provenance to its change and store what it returns (nothing for None): "
+            f"given {seen!r}, then stored {stored.provenance if stored is not None else None!r}, not {want!r}"
+        )
+    try:
+        repo.revise_provenance(f"{run.id}-missing", lambda stored: {"x": 1})
+    except StorageError:
+        pass
+    else:
+        report.add("revise_provenance() of a run that is not stored must raise StorageError")
+
+
 def _privacy(suite: _Suite, report: ContractReport) -> None:
     repo = suite.repository
     run = suite.header("private", suite.set_id("privacy"), cases=1)
@@ -482,7 +509,7 @@ def check_repository(url: str | Any) -> None:
     ``provenance`` (what ``evalkit regrade`` reads the grader plugin from), honour the privacy level,
     recompute aggregates on finish, read runs back. Each optional capability the store claims
     (``ResumableRuns``, ``GeneratorScopedResults``, ``ProviderModelQualityScores``, ``RunHistory``,
-    ``AcceptedBaselines``, ``StreamedCases``, ``RunLeases``; see :mod:`evalkit.storage.protocols`)
+    ``AcceptedBaselines``, ``StreamedCases``, ``RunLeases``, ``RevisableProvenance``; see :mod:`evalkit.storage.protocols`)
     is checked too (``ResumableRuns``: the resume lookup passes over re-grade runs): a capability claimed is a promise, and one implemented in part (some of its
     methods) is a problem, since evalkit then runs as if the store lacked it. The suite writes runs under unique
     ``evalkit_kit_*`` set identifiers (and, for retention, purges only runs it dates to the first
@@ -495,6 +522,7 @@ def check_repository(url: str | Any) -> None:
         ProviderModelQualityScores,
         ResultRepository,
         ResumableRuns,
+        RevisableProvenance,
         RunHistory,
         RunLeases,
         StreamedCases,
@@ -533,6 +561,7 @@ def check_repository(url: str | Any) -> None:
             ("cases as stored (StreamedCases)", _stored_forms, StreamedCases),
             ("leases (RunLeases)", _leases, RunLeases),
             ("retention (RunHistory)", _purge, RunHistory),
+            ("the run's provenance revised (RevisableProvenance)", _revisable, RevisableProvenance),
         ]
         for title, section, capability in sections:
             if capability is not None and not isinstance(repository, capability):

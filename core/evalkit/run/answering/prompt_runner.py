@@ -50,7 +50,7 @@ from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
 from ...shapes import exception_message, exception_text, short_repr, whole_number
-from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
+from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_bounded_steps, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
 from .repeats import merge_answers
@@ -160,6 +160,10 @@ def _coerce_answer(value: Any, reply_usage: UsageSetAside | None = None) -> Answ
     raise GenerationError(f"the generator returned {type(value).__name__} {str(value)[:80]!r}, not an Answer")
 
 
+class _AnswerStalled(TimeLimitExceeded):
+    """Raised into a step of an async generator that blocked the event loop past its ``answer_timeout``."""
+
+
 class _Answerer:
     """Answers and grades one prompt at a time for :func:`answer_prompts` (its workers share one)."""
 
@@ -171,8 +175,8 @@ class _Answerer:
         self.options = dict(job.request_options)
         self.grade_async = offers(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
         # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
-        # grader runs unguarded.
-        self.guard_grading = not self.grade_async and alarms_reach_this_thread()
+        # grader runs unguarded, and an async grader or generator that blocks the loop is not interrupted.
+        self.alarms_reach = alarms_reach_this_thread()
         self.extras = job.extras
 
     async def answer(self, prompt: GoldenPrompt) -> CaseResult | None:
@@ -318,23 +322,29 @@ class _Answerer:
         calls: list[Any] = []  # the pool's futures, the last one abandoned when time runs out
         received: list[Turn] = []  # a conversation's turns answered, kept when a later one fails
         try:
+            due = time.monotonic() + bound.answer_timeout  # the workers share this answerer: kept per call
             async with asyncio.timeout(bound.answer_timeout) as limit:
                 if prompt.is_chat:
                     chat_options = {k: v for k, v in self.options.items() if k in _CHAT_FIELDS}
                     options = {"model": bound.alias, "case_id": prompt.id, **chat_options}
-                    return await converse(prompt, self._turn_caller(calls), bound.base_prompt, options, self.job.usage_sums, received)
+                    return await converse(prompt, self._turn_caller(calls, due), bound.base_prompt, options, self.job.usage_sums, received)
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
-                    raw = await carried_async(bound.generator.agenerate(request))
+                    raw = await self._answer_steps(carried_async(bound.generator.agenerate(request)), due)
                 else:
                     calls.append(pool.submit(bound.generator.generate, request))
                     raw = await asyncio.wrap_future(calls[-1])
             return _coerce_answer(raw, self.job.reply_usage)
         except asyncio.CancelledError:
             raise
-        except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
-            if isinstance(exc, TimeoutError) and limit.expired():
+        except (_AnswerStalled, *PLUGIN_FAILURES) as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
+            if isinstance(exc, _AnswerStalled):  # an async generator that blocked the loop, interrupted there
+                error = (
+                    f"no answer within {bound.answer_timeout:g} s (the provider instance's answer_timeout); "
+                    "the generator was interrupted"
+                )
+            elif isinstance(exc, TimeoutError) and limit.expired():
                 if calls and not calls[-1].done():
                     pool.abandon(calls[-1])  # type: ignore[union-attr]
                 error = (
@@ -342,7 +352,7 @@ class _Answerer:
                     "the call was abandoned"
                 )
             else:
-                error = exception_message(exc) if isinstance(exc, GenerationError) else exception_text(exc)
+                error = exception_message(exc, lines=True) if isinstance(exc, GenerationError) else exception_text(exc, lines=True)
             return CaseResult(
                 case_id=prompt.id,
                 passed=False,
@@ -358,13 +368,13 @@ class _Answerer:
                 requests=len(received),
             )
 
-    def _turn_caller(self, calls: list[Any]) -> Any:
+    def _turn_caller(self, calls: list[Any], due: float) -> Any:
         """How the loop asks the generator for one turn: awaited (``achat``), or on the pool's threads."""
         generator, pool = self.bound.generator, self.pool
 
         async def asked(request: ChatRequest) -> Any:
             if self.bound.chats_async:
-                return await carried_async(generator.achat(request))
+                return await self._answer_steps(carried_async(generator.achat(request)), due)
             if pool is None:  # an async generator whose chat() is synchronous: still off the loop
                 return await asyncio.to_thread(carried, generator.chat, request)
             calls.append(pool.submit(generator.chat, request))
@@ -379,6 +389,14 @@ class _Answerer:
 
         return call
 
+    async def _answer_steps(self, answering: Any, due: float) -> Any:
+        """``answering`` (an async generator's coroutine) awaited, each step of it under the alarm
+        until ``due`` (``time.monotonic()``; main thread): one that blocks the loop (a ``time.sleep`` in
+        ``agenerate``) is interrupted there, where ``asyncio.timeout`` could never cancel it."""
+        if not self.alarms_reach:
+            return await answering
+        return await alarm_bounded_steps(answering, due - time.monotonic(), _AnswerStalled)
+
     async def _grade(self, prompt: GoldenPrompt, reply: Answer) -> Grading:
         """The grader's grading, or a failed one: it raised, took longer than ``grade_timeout`` or
         broke the rules (:func:`~evalkit.grading.grading_problems`)."""
@@ -387,8 +405,12 @@ class _Answerer:
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:
-                    grading = await carried_async(grader.agrade(prompt, reply))
-            elif self.guard_grading:
+                    grading_steps = carried_async(grader.agrade(prompt, reply))
+                    if self.alarms_reach:  # each step under the alarm too: one that blocks the loop is interrupted
+                        grading = await alarm_bounded_steps(grading_steps, grade_timeout, TimeLimitExceeded)
+                    else:
+                        grading = await grading_steps
+            elif self.alarms_reach:
                 grading = alarm_bounded(carried, (grader.grade, prompt, reply), grade_timeout, TimeLimitExceeded)
             else:
                 grading = carried(grader.grade, prompt, reply)
@@ -396,13 +418,13 @@ class _Answerer:
             raise
         except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
             if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
-                how = "cancelled" if self.grade_async else "interrupted"
+                how = "interrupted" if isinstance(exc, TimeLimitExceeded) else "cancelled"
                 return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}", self.job.grader_name)
-            return _failed_grading(grader, exception_text(exc), self.job.grader_name)
+            return _failed_grading(grader, exception_text(exc, lines=True), self.job.grader_name)
         try:
             broken = grading_problems(grading)
         except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
-            broken = [f"checking it raised {exception_text(exc)}"]
+            broken = [f"checking it raised {exception_text(exc, lines=True)}"]
         if broken:
             more = f"; and {len(broken) - _PROBLEMS_SHOWN:,} more" if len(broken) > _PROBLEMS_SHOWN else ""
             return _failed_grading(

@@ -13,9 +13,10 @@ a retrieval run adds to the one decide step: the benchmark provenance check
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -731,7 +732,10 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
 def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     record, deployment = resolved.record, resolved.deployment
     try:
-        retriever = registry.build(record, resolved.factory, deployment.options, deployment.table)
+        # bounded as each question is: a factory that never returned (a connection to a server that
+        # never answers) hung the command before anything was stored
+        within = (deployment.timeout, "the deployment's timeout")
+        retriever = registry.build(record, resolved.factory, deployment.options, deployment.table, within=within)
     except (PluginError, ConfigError) as exc:
         if deployment.name is None and config.deployments and not isinstance(exc, OptionsDeclarationError):
             raise UsageError(
@@ -739,13 +743,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
                 f"(configured: {', '.join(sorted(config.deployments))})"
             ) from exc
         raise
-    if not offers(retriever, Retriever):
-        raise PluginError.for_plugin(
-            record,
-            f"{record.label}: its factory returned {type(retriever).__name__!r}, "
-            "which has no retrieve(question, limit) method",
-        )
-    return retriever
+    return registry.require_offered(record, retriever, (Retriever,), "has no retrieve(question, limit) method")
 
 
 def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
@@ -769,23 +767,55 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     return retrieval_identity(golden_set, declared, k, threshold)
 
 
-def _prepare(retriever: Any, retriever_id: str) -> float | None:
+#: How long a retriever's ``prepare()`` runs before the caller hears it is still running
+#: (``on_prepare``), and the longest wait between two such reports: each wait doubles up to it, so
+#: an index build of an hour is told at 5, 15, 35, 75 s and then every minute, not 720 times.
+PREPARE_REPORTED_AFTER_S = 5.0
+PREPARE_REPORTED_EVERY_S = 60.0
+
+
+def _report_while_preparing(on_prepare: Callable[[str, float], object], retriever_id: str, done: threading.Event) -> None:
+    """``on_prepare(retriever_id, seconds so far)`` now and then until ``done`` (a daemon thread's
+    loop: ``prepare()`` runs in the caller's thread, where Ctrl-C reaches it and its own cleanup runs)."""
+    started, wait = time.monotonic(), PREPARE_REPORTED_AFTER_S
+    while not done.wait(wait):
+        try:
+            on_prepare(retriever_id, time.monotonic() - started)
+        except Exception:  # noqa: BLE001 - a report that cannot be made stops the reports, not the run
+            return
+        wait = min(wait * 2, PREPARE_REPORTED_EVERY_S)
+
+
+def _prepare(retriever: Any, retriever_id: str, on_prepare: Callable[[str, float], object] | None = None) -> float | None:
     if not offers(retriever, PreparedRetriever):
         return None
     started = time.perf_counter()
+    # Untimed (an index build may rightly take long), but not silent: a long one is reported.
+    done = threading.Event()
+    if on_prepare is not None:
+        threading.Thread(
+            target=_report_while_preparing, args=(on_prepare, retriever_id, done), name="evalkit-prepare-progress", daemon=True
+        ).start()
     try:
         carried(retriever.prepare)
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
         raise RetrievalError(f'retriever {quoted(retriever_id)} could not prepare: {exception_text(exc)}') from exc
+    finally:
+        done.set()
     return time.perf_counter() - started
 
 
-def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnswering:
+def start_retriever(
+    resolved: ResolvedQuestions, config: Any, on_prepare: Callable[[str, float], object] | None = None
+) -> QuestionAnswering:
     """Create the retriever (with the deployment's options), refuse ``concurrency`` above 1 for one
     that is not thread-safe, take its provenance once and prepare it — still before anything is
-    stored. The caller closes it (:func:`close_retriever`), whatever happens next."""
+    stored. The caller closes it (:func:`close_retriever`), whatever happens next.
+
+    ``prepare()`` has no time limit; while it runs, ``on_prepare(retriever id, seconds so far)``
+    is called (from another thread) after :data:`PREPARE_REPORTED_AFTER_S` and then now and then."""
     retriever = _create_retriever(resolved, config)
     concurrency = resolved.source.concurrency
     try:
@@ -796,7 +826,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
                 f"(thread_safe = True), so its questions are asked one at a time; drop {argument('concurrency')}"
             )
         identity = _identity(resolved, retriever)
-        prepared = _prepare(retriever, resolved.retriever_id)
+        prepared = _prepare(retriever, resolved.retriever_id, on_prepare)
     except BaseException:
         close_retriever(retriever, resolved.record, resolved.deployment.timeout)  # what went wrong first is what is said
         raise

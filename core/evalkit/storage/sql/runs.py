@@ -28,6 +28,7 @@ from .rows import (
     dump_json,
     run_from_row,
     serving_identity,
+    stored_mapping,
 )
 from .store import SqlStore, guarded
 
@@ -36,7 +37,7 @@ __all__ = ["RunsAndCases"]
 
 class RunsAndCases(SqlStore):
     """The base protocol (:class:`~evalkit.storage.ResultRepository`), ``StreamedCases``,
-    ``StoredCaseForms`` and ``ResumableRuns`` over the run and case tables."""
+    ``StoredCaseForms``, ``ResumableRuns`` and ``RevisableProvenance`` over the run and case tables."""
 
     #: The rows :meth:`record_cases` wrote, collected while :meth:`record_cases_as_stored` asks for them.
     _written_rows: list[tuple[Any, ...]] | None = None
@@ -212,6 +213,20 @@ class RunsAndCases(SqlStore):
         if run is None:
             raise StorageError(f"run {run_id} disappeared while it was being finished")
         return run
+
+    @guarded
+    def revise_provenance(self, run_id: str, change: Callable[[Any], Any]) -> None:
+        """Write ``change(provenance)`` over the run's stored provenance, read with its row locked
+        (SQLite ``BEGIN IMMEDIATE``, PostgreSQL ``FOR UPDATE``) in the same transaction, so two
+        shards keeping their limit stops at once merge them (``None``: nothing is written)."""
+        with self._atomic():
+            locked = self.Run.select(self.Run.provenance).where(self.Run.id == run_id)
+            current = (locked if self.is_sqlite else locked.for_update()).first()
+            if current is None:
+                raise StorageError(f"run {run_id} is not in the store, so its provenance cannot be changed")
+            revised = change(stored_mapping(current.provenance))
+            if revised is not None:
+                self.Run.update({self.Run.provenance: dump_json(revised)}).where(self.Run.id == run_id).execute()
 
     def _aggregates(self, run_id: str) -> tuple[int, int, int, float]:
         """Answered, passed and errored counts (counted in SQL) and the exact sum of the scores

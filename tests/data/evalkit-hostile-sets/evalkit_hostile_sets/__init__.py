@@ -462,6 +462,26 @@ class StuckAsyncGenerator:
         return Answer(text="an answer", model="stuck-model")
 
 
+class BlockingAsyncGenerator:
+    """An ``async`` generator that blocks the event loop on the stuck case (``time.sleep`` in
+    :meth:`agenerate`, never awaiting) and swallows every ``Exception`` that interrupts it."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """An answer, except for the stuck case."""
+        if request.case_id == _stuck_case():
+            import time
+
+            while True:
+                try:
+                    time.sleep(3600)
+                except Exception:  # noqa: S112 - the hostile part
+                    continue
+        return Answer(text="an answer", model="stuck-model")
+
+
 class ExitingGenerator:
     """Calls ``sys.exit(0)`` for the case ``$EVALKIT_HOSTILE_STUCK`` names: a library that "exits"
     on an error, inside a run whose exit code is a CI gate."""
@@ -543,6 +563,29 @@ class StuckAsyncGrader:
 
             await asyncio.Event().wait()
         return Grading(score=1.0, passed=True, yardstick="hostile.stuck_async_grader")
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """Not called: evalkit awaits :meth:`agrade`."""
+        raise AssertionError("the synchronous grade() of an async grader was called")
+
+
+class BlockingAsyncGrader:
+    """An ``async`` grader that blocks the event loop on the stuck case (``time.sleep`` in
+    :meth:`agrade`, never awaiting) and swallows every ``Exception`` that interrupts it."""
+
+    name = "hostile.blocking_async_grader"
+
+    async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, except for the stuck case."""
+        if prompt.id == _stuck_case():
+            import time
+
+            while True:
+                try:
+                    time.sleep(3600)
+                except Exception:  # noqa: S112 - the hostile part
+                    continue
+        return Grading(score=1.0, passed=True, yardstick="hostile.blocking_async_grader")
 
     def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         """Not called: evalkit awaits :meth:`agrade`."""

@@ -80,6 +80,8 @@ class SleepingRetriever:
     thread_safe = True
 
     def __init__(self, hang_on: str = "never") -> None:
+        if hang_on == "factory":  # the factory itself never returns (a server that never answers)
+            threading.Event().wait()
         self.hang_on = hang_on
 
     def retrieve(self, question: str, limit: int) -> list[str]:

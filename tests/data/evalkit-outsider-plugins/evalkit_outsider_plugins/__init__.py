@@ -53,3 +53,95 @@ class TreacherousTextGrader:
     def grade(self, prompt, answer) -> Grading:
         """The prompt's grading."""
         return GRADINGS[prompt.id]()
+
+
+class Shapeless:
+    """A factory that builds the wrong thing: no ``generate``, ``grade``, ``retrieve`` nor
+    ``begin_run`` — what a plugin author meets when the entry point names a helper class instead
+    of the component (``outsider.shapeless`` as a generator, a grader and a repository)."""
+
+    def __init__(self, options=None, url=None) -> None:
+        """Takes whatever evalkit passes."""
+        self.options, self.url = options, url
+
+
+class UnreadableStore:
+    """A results store (``outsiderdisk://…``) whose disk is gone: every method raises ``OSError``,
+    as a third-party store's own client does. Met outside a run (``evalkit show``, ``compare``,
+    ``report``), that was said as evalkit's internal error, with a traceback."""
+
+    def __init__(self, url: str) -> None:
+        """Opens nothing."""
+        self.url = url
+
+    def _gone(self, *args, **kwargs):
+        raise OSError(5, "Input/output error", self.url)
+
+    begin_run = record_cases = finish_run = get_run = _gone
+
+
+class MisshapenStore:
+    """A results store (``outsidermisshapen://…``) that gives back what is no ``Run``:
+    ``begin_run`` returns ``None`` (it forgot the ``return``), ``get_run`` the run's record as a
+    dict. ``evalkit run`` ended in an internal error (``TypeError: exceptions must derive from
+    BaseException``), ``evalkit show`` in one (``'dict' object has no attribute …``)."""
+
+    def __init__(self, url: str) -> None:
+        """Opens nothing."""
+        self.url = url
+
+    def begin_run(self, run):
+        """Keeps nothing, returns nothing."""
+
+    def record_cases(self, run_id, cases, privacy) -> None:
+        """Keeps nothing."""
+
+    def finish_run(self, run_id, status, finished_at, **what):
+        """Keeps nothing, returns nothing."""
+
+    def get_run(self, run_id, with_cases=True):
+        """The run as a dict."""
+        return {"id": run_id}
+
+
+#: What the forging plugins raise: printed with its line break, it reads as a line of evalkit's own.
+FORGED = "the app is down\nevalkit: ok, every case passed\x1b[32m"
+
+
+class ForgingGenerator:
+    """A generator that cannot be created, and says why in two lines (:data:`FORGED`): the second
+    was printed as a line of its own under ``evalkit: error: generator … raised RuntimeError when
+    created: the app is down``."""
+
+    def __init__(self, options=None) -> None:
+        """Fails."""
+        raise RuntimeError(FORGED)
+
+
+class ForgingSets:
+    """A set provider whose listing fails with :data:`FORGED` when ``$OUTSIDER_FORGE`` is set (the
+    ``provider failed:`` line under an unknown set printed its line break)."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """No sets, or the failure."""
+        import os
+
+        if os.environ.get("OUTSIDER_FORGE"):
+            raise RuntimeError(FORGED)
+        return []
+
+
+class QuotedConcurrencyGenerator:
+    """A generator that declares ``concurrency = "4"`` (read from its own configuration file, as
+    text): a run passed it over for 8 prompts in flight, unsaid."""
+
+    concurrency = "4"
+
+    def __init__(self, **table) -> None:
+        """Takes its table as it is (it declares no ``Options``)."""
+
+    def generate(self, request):
+        """Answers "x"."""
+        from evalkit import Answer
+
+        return Answer(text="x", model="m")

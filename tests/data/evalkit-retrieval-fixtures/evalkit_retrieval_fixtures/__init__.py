@@ -178,3 +178,27 @@ class SlowRetriever(ScriptedRetriever):
         while self.hold is not None and self.hold.exists():
             time.sleep(0.05)
         return super().retrieve(question, limit)
+
+
+class PreparingRetriever(ScriptedRetriever):
+    """A scripted retriever whose ``prepare()`` (an index build) writes ``preparing`` to the file
+    ``log`` and takes ``delay`` seconds; ``close()`` writes ``closed`` to it."""
+
+    path_options = ("answers", "log")
+
+    def __init__(self, answers: str, log: str, delay: float = 0.0) -> None:
+        super().__init__(answers)
+        self.log = Path(log)
+        self.delay = float(delay)
+
+    def prepare(self) -> None:
+        """Build the index: say so, then wait."""
+        import time
+
+        self.log.write_text("preparing\n", encoding="utf-8")
+        time.sleep(self.delay)
+
+    def close(self) -> None:
+        """Say it was closed."""
+        with self.log.open("a", encoding="utf-8") as handle:
+            handle.write("closed\n")
