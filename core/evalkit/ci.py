@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from .environment import variable
 from .errors import UsageError
 from .run.plan import Shard
 from .shapes import whole_number
@@ -120,7 +121,7 @@ def _count(source: ShardSource, environ: Mapping[str, str], given: int | None) -
         told.append((source.total, _whole(source.system, source.total, environ)))
     if given is not None:
         told.append((f"--shard auto/{given}", given))
-    if environ.get(COUNT_VARIABLE, "").strip():
+    if variable(COUNT_VARIABLE, "the number of jobs of the array", "take the count from --shard auto/N", environ=environ) is not None:
         told.append((COUNT_VARIABLE, _whole(source.system, COUNT_VARIABLE, environ)))
     if not told:
         raise UsageError(

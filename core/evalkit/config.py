@@ -51,9 +51,11 @@ from typing import Any
 
 import attrs
 
+from .durations import read_duration
+from .environment import variable
 from .errors import ConfigError
 from .printable import not_nfc
-from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
+from .shapes import finite_number, short_repr
 from .wording import argument, listed, path_named, table_key
 
 __all__ = [
@@ -233,13 +235,10 @@ def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> A
 
 
 def _seconds(value: Any, what: str) -> float:
-    """``value`` as a time limit in seconds: a number from :data:`~evalkit.shapes.MIN_SECONDS` (1 ms)
-    to :data:`MAX_ANSWER_TIMEOUT_S` (a day)."""
-    if not seconds_between(value, MAX_ANSWER_TIMEOUT_S):
-        raise ConfigError(
-            f"{what} must be a number of seconds from {MIN_SECONDS:g} (1 ms) to {MAX_ANSWER_TIMEOUT_S}, got {short_repr(value)}"
-        )
-    return float(value)
+    """``value`` as a time limit in seconds, from :data:`~evalkit.shapes.MIN_SECONDS` (1 ms) to
+    :data:`MAX_ANSWER_TIMEOUT_S` (a day): a number of seconds or text with a unit (``"10m"``),
+    by :mod:`evalkit.durations`' one rule; a :class:`ConfigError` naming the key otherwise."""
+    return read_duration(value, what, most=MAX_ANSWER_TIMEOUT_S, typed=True, error=ConfigError)
 
 
 def _min_judge_kappa(table: Any, where: str) -> float | None:
@@ -416,11 +415,9 @@ def named_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]
         if not str(path).strip():  # `--config "$CONFIG"` with the variable unset: never "look for one" silently
             raise ConfigError(f"{named_by} is empty; name the configuration file, or leave the option out to look for one")
         return Path(path), named_by
-    value = (os.environ if environ is None else environ).get(CONFIG_VARIABLE)
+    value = variable(CONFIG_VARIABLE, "the configuration file", "look for one", environ=environ, error=ConfigError)
     if value is None:
         return None
-    if not value.strip():
-        raise ConfigError(f"{CONFIG_VARIABLE} is set but empty; name the configuration file, or unset it to look for one")
     return Path(value), CONFIG_VARIABLE
 
 

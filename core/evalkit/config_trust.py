@@ -25,6 +25,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from .environment import variable
 from .errors import ConfigError
 from .shapes import whole_number
 from .wording import argument, path_named
@@ -119,7 +120,7 @@ def _private_group(uid: int, gid: int) -> bool:
 
 def _listed_as_trusted(path: Path, environ: Mapping[str, str]) -> bool:
     """True when the folder of ``path`` is listed in :data:`TRUSTED_DIRS_VARIABLE`."""
-    listed = environ.get(TRUSTED_DIRS_VARIABLE, "")
+    listed = variable(TRUSTED_DIRS_VARIABLE, "absolute folders separated by " + repr(os.pathsep), "trust no folder so", environ=environ, error=ConfigError) or ""
     folder = os.path.realpath(path.parent)
     for entry in filter(None, listed.split(os.pathsep)):
         if entry == "*":

@@ -22,10 +22,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple
 
 from .bounded import call_within
+from .environment import variable
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
 from .problem_texts import bounded_problem, clipped, too_long
-from .wording import EvalkitWords, quoted
+from .wording import EvalkitWords, did_you_mean, quoted
 
 __all__ = [
     "DISABLE_ENV",
@@ -374,10 +375,40 @@ def records(group: str) -> tuple[PluginRecord, ...]:
     return tuple(r for r in scan() if r.group == group)
 
 
+#: The names in :data:`DISABLE_ENV` already looked up among the installed plugins (each warned
+#: about, when it names none, once per process).
+_looked_up: set[str] = set()
+
+
 def disabled() -> frozenset[str]:
     """What :data:`DISABLE_ENV` names, comma-separated: entry-point names, or ``DISTRIBUTION:NAME``
-    (:func:`is_disabled`); read each time, library callers may set it."""
-    return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
+    (:func:`is_disabled`); read each time, library callers may set it. A name no installed plugin
+    has is warned about on stderr (:func:`_warn_unknown`), never refused."""
+    listed = variable(DISABLE_ENV, "plugin names separated by commas", "switch no plugin off") or ""
+    off = frozenset(n.strip() for n in listed.split(",") if n.strip())
+    if not off <= _looked_up:
+        _warn_unknown(off)
+    return off
+
+
+def _warn_unknown(off: frozenset[str]) -> None:
+    """Say on stderr, once per process for each, which names of :data:`DISABLE_ENV` switch off no
+    installed plugin, with the installed names close to each (``Did you mean "evalkit.smoke"?``):
+    a misspelt name switched nothing off, silently. Only a warning: a deployment may list a plugin
+    that is not installed on every one of its machines."""
+    fresh = sorted(off - _looked_up)
+    _looked_up.update(fresh)
+    installed = scan()
+    for entry in fresh:
+        if any(is_disabled(record, frozenset([entry])) for record in installed):
+            continue
+        pool = [f"{r.distribution}:{r.name}" for r in installed] if ":" in entry else [r.name for r in installed]
+        print(
+            f"evalkit: warning: {DISABLE_ENV} names {quoted(entry)}, which no installed plugin is, so it switches "
+            f"nothing off.{did_you_mean(entry, pool)} (Not an error: a deployment may list a plugin that is not "
+            "installed on every machine.)",
+            file=sys.stderr,
+        )
 
 
 def is_disabled(record: PluginRecord, off: frozenset[str]) -> bool:

@@ -18,39 +18,28 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from .durations import read_duration
 from .errors import RunNotFinished
 from .runs import Run, RunStatus
 from .storage import counted_so_far
 from .storage.protocols import ResultRepository, capabilities
-from .wording import counted, quoted
+from .wording import counted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .leases import ResumeDefaults
 
-__all__ = ["parse_duration", "wait_for_run"]
+__all__ = ["MAX_WAIT_S", "parse_duration", "wait_for_run"]
 
-_UNITS = {"s": 1, "m": 60, "h": 3600}
+#: The longest ``--timeout``, ``--poll`` or ``--wait-ready``: a week.
+MAX_WAIT_S = 7 * 86400
 
 
-def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``30m``, ``1.5h`` → seconds; a usage error otherwise."""
-    from .errors import UsageError
-    from .shapes import MIN_SECONDS, clipped, decimal_text, seconds_between
-
-    raw = text.strip().lower()
-    unit = raw[-1:] if raw[-1:] in _UNITS else "s"
-    number = raw[:-1] if raw[-1:] in _UNITS else raw
-    try:
-        if len(number) > 12 or not decimal_text(number):
-            raise ValueError
-        value = float(number)
-    except ValueError:
-        raise UsageError(f'a duration must look like 90s, 30m or 2h, got {quoted(clipped(text, 40))}') from None
-    seconds = value * _UNITS[unit]
-    if not seconds_between(seconds, 7 * 86400):
-        raise UsageError(f'a duration must be at least {MIN_SECONDS:g}s (1 ms) and at most 7 days, got {quoted(clipped(text, 40))}')
-    return seconds
+def parse_duration(text: str, named: str = "a duration") -> float:
+    """``90``, ``90s``, ``30m``, ``1.5h``, ``2d`` → seconds, from 1 ms to :data:`MAX_WAIT_S`
+    (:func:`evalkit.durations.read_duration`, the one rule); a usage error naming ``named``
+    otherwise."""
+    return read_duration(text, named, most=MAX_WAIT_S)
 
 
 def _finished(repository: ResultRepository, run: Run | None) -> bool:

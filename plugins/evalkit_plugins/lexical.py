@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from evalkit.environment import variable
 from evalkit.errors import ConfigError, PluginError, RetrievalError
 from evalkit.jsonparse import parse_json
 from evalkit.options import number, option
@@ -111,8 +112,9 @@ def index_build() -> str:
 
 def _default_index_dir_and_origin() -> tuple[Path, str]:
     """:func:`default_index_dir`, and where it came from (for messages)."""
-    if os.environ.get("EVALKIT_CACHE_DIR"):
-        return Path(os.environ["EVALKIT_CACHE_DIR"]).expanduser() / "lexical", "$EVALKIT_CACHE_DIR"
+    cache = variable("EVALKIT_CACHE_DIR", "a folder for evalkit's caches", "use $XDG_CACHE_HOME or ~/.cache")
+    if cache is not None:
+        return Path(cache).expanduser() / "lexical", "$EVALKIT_CACHE_DIR"
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "evalkit" / "lexical", "$XDG_CACHE_HOME"
     return Path.home() / ".cache" / "evalkit" / "lexical", "the user cache folder"

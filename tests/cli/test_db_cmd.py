@@ -63,16 +63,16 @@ def test_prune_keeps_each_scopes_current_baseline_so_the_gate_still_fires(evalki
     assert gated["verdict"]["state"] != "baseline" and gated["verdict"]["baseline_id"] == first
 
 
-@pytest.mark.parametrize("age", ["90", "0d", "-3d", "90 days", "1.5d", "d"])
+@pytest.mark.parametrize("age", ["90", "0d", "-3d", "90 days", "0.5s", "d"])
 def test_a_bad_age_exits_2_and_deletes_nothing(evalkit_cli, age) -> None:
     evalkit_cli("run", "evalkit.smoke")
     result = evalkit_cli("db", "prune", f"--older-than={age}")
-    assert result.code == 2 and "--older-than must be a positive whole number with a unit" in result.stderr
+    assert result.code == 2 and "--older-than must be a duration from 1 s to 50 years (a number with a unit" in result.stderr
     assert len(evalkit_cli("history", "evalkit.smoke", "--json").json()["runs"]) == 1
 
 
 def test_ages() -> None:
-    assert [parse_age(a) for a in ("45s", "30m", "12h", "90d", "2w")] == [45, 1800, 43200, 7776000, 1209600]
+    assert [parse_age(a) for a in ("45s", "30m", "12h", "90d", "2w", "1.5d")] == [45, 1800, 43200, 7776000, 1209600, 129600]
     with pytest.raises(UsageError):
         parse_age("0w")
 
@@ -98,3 +98,44 @@ def test_a_migration_log_another_program_wrote_is_named_not_an_internal_error(ev
             result = evalkit_cli(*args)
             assert result.code == 2 and f"migration {LATEST} in the store {message}" in result.stderr, (args, result.stderr)
             assert "internal error" not in result.stderr
+
+
+def test_prune_counts_what_it_kept_in_the_store_not_in_the_newest_thousand_runs(evalkit_cli, project) -> None:
+    """The kept counts came from ``recent_runs(limit=1000)``: with more than 1,000 newer runs, an
+    old baseline the purge kept was reported as "0 current baselines kept"."""
+    from evalkit import Run
+    from evalkit.storage import open_repository
+
+    baseline = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    db = project / ".evalkit" / "results.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id = ?", (time.time() - 91 * 86400, baseline))
+    repository = open_repository(f"sqlite:///{db}")
+    try:
+        now = time.time()
+        for n in range(1001):  # newer runs, straight into the store: more than the old cap
+            run = Run(id=f"newer-{n:04d}", set_identifier="pkg.set", grader="deterministic", started_at=now + n, case_count=1)
+            repository.begin_run(run)
+    finally:
+        repository.close()
+    pruned = evalkit_cli("db", "prune", "--older-than", "90d", "--json")
+    assert pruned.code == 0, pruned.stderr
+    assert pruned.json()["pruned_runs"] == 0 and pruned.json()["kept_baselines"] == 1, pruned.stdout
+
+
+def test_a_store_without_its_own_count_is_counted_from_every_run_it_lists() -> None:
+    """A third-party ``RunHistory`` has no ``runs_started_before``: its runs are listed until it
+    gives fewer than asked, never cut at the first 1,000."""
+    from types import SimpleNamespace
+
+    from evalkit.runs import RunStatus
+    from evalkit.storage import runs_started_before
+
+    runs = [SimpleNamespace(started_at=5000 - n, status=RunStatus.COMPLETE) for n in range(2500)]
+    runs.append(SimpleNamespace(started_at=1, status=RunStatus.RUNNING))
+
+    class Listed:
+        def recent_runs(self, set_identifier=None, limit=20):  # noqa: ANN001, ANN201
+            return runs[:limit]
+
+    assert runs_started_before(Listed(), 3000) == {RunStatus.COMPLETE: 499, RunStatus.RUNNING: 1}

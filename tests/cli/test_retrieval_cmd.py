@@ -666,7 +666,7 @@ def test_mrr_at_k_is_one_figure_in_the_report_the_json_and_the_store(cli, projec
 def test_a_cache_folder_that_cannot_be_made_is_named_with_where_it_came_from(cli, project, variable, value) -> None:
     """EVALKIT_CACHE_DIR=/dev/null was "could not prepare: NotADirectoryError" and exit 3, as if
     the retriever had failed; it is a setting to fix, refused before anything is stored."""
-    extra = {"EVALKIT_CACHE_DIR": ""} if variable == "XDG_CACHE_HOME" else {}
+    extra = {"EVALKIT_CACHE_DIR": None} if variable == "XDG_CACHE_HOME" else {}
     result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", extra_env={**extra, variable: value})
     assert result.code == 2, result.stderr[-500:]
     assert f"evalkit.lexical: cannot make its index folder {value}" in result.stderr and f"(from ${variable}): Not a directory" in result.stderr

@@ -466,7 +466,7 @@ def test_6_an_in_memory_store_is_allowed_only_by_name_and_says_so(project, evalk
     assert not (project / ".evalkit").exists()
 
 
-@pytest.mark.parametrize("age", ["99999999999999999999d", "1" + "0" * 5000 + "d", "60000w", "-5d", "1.5d"])
+@pytest.mark.parametrize("age", ["99999999999999999999d", "1" + "0" * 5000 + "d", "60000w", "-5d", "90"])
 def test_6_prune_refuses_an_absurd_age(project, evalkit_cli, age) -> None:
     result = evalkit_cli("db", "prune", "--older-than", age)
     assert result.code == 2 and "--older-than" in result.stderr and "Traceback" not in result.stderr, result.stderr
@@ -655,7 +655,7 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
 
     (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\ntimeout = -1\n')
     refused = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env)
-    assert refused.code == 2 and "timeout must be a number of seconds" in refused.stderr
+    assert refused.code == 2 and "timeout must be a duration from 1 ms to 1 day" in refused.stderr
 
 
 def test_10_a_retriever_whose_provenance_never_returns_is_of_unknown_provenance_not_a_hung_run(

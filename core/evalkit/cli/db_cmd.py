@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -11,12 +9,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..wording import counted, path_named, quoted
+from ..wording import counted, path_named
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .params import global_options
 
-_DURATION = re.compile(r"([0-9]+)([smhdw])")  # ASCII digits: \d also takes ٣, which int() reads as 3
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: The oldest ``--older-than`` reaches back: 50 years (never before 1970, when no run can have started).
+MAX_AGE_S = 50 * 365 * 86400
 
 
 @click.group("db", cls=EvalkitGroup, help="Maintain the results store. See `evalkit db SUBCOMMAND --help`.", subcommand_metavar="SUBCOMMAND [ARGS]...")
@@ -74,21 +72,14 @@ def prune(**params: Any) -> Arguments:
     return arguments(_prune, params)
 
 
-def parse_age(text: str) -> int:
-    """``90d`` → seconds; anything else (no unit, zero, negative, reaching before 1970) is a usage error."""
-    import time
+def parse_age(text: str) -> float:
+    """``90d`` → seconds, by :mod:`evalkit.durations`' one rule with its unit required (a bare
+    ``90`` meant as days would go as seconds), from 1 s to :data:`MAX_AGE_S`; a usage error naming
+    ``--older-than`` otherwise."""
+    from ..durations import read_duration
+    from ..wording import argument
 
-    from ..errors import UsageError
-
-    match = _DURATION.fullmatch(text.strip()) if len(text) <= 40 else None
-    if not match or int(match.group(1)) == 0:
-        raise UsageError(
-            f'--older-than must be a positive whole number with a unit s, m, h, d or w (e.g. 90d), got {quoted(text[:40])}'
-        )
-    seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if seconds >= time.time():
-        raise UsageError(f'--older-than {text}: that reaches back before 1970, when no run can have started')
-    return seconds
+    return read_duration(text, argument("older_than"), least=1, most=MAX_AGE_S, unit_required=True)
 
 
 def _url(args: Arguments) -> str:
@@ -180,7 +171,8 @@ def _prune(args: Arguments) -> int:
     import time
 
     from ..errors import UsageError
-    from ..storage import capabilities, close_repository
+    from ..runs import RunStatus
+    from ..storage import capabilities, close_repository, runs_started_before
     from .console import console
     from .json_output import print_json
     from .stored import format_date, open_store
@@ -198,9 +190,9 @@ def _prune(args: Arguments) -> int:
         pruned = history.purge_older_than(cutoff)
         # what is left from before the cutoff and still running: runs a live process answers, kept
         # and the rest from before it: each scope's current baseline, kept so the gate still has its bar
-        left = [run for run in history.recent_runs(limit=1000) if run.started_at < cutoff]
-        kept = sum(1 for run in left if run.status.value == "running")
-        baselines = len(left) - kept
+        left = runs_started_before(history, cutoff)
+        kept = sum(count for status, count in left.items() if status is RunStatus.RUNNING)
+        baselines = sum(left.values()) - kept
     finally:
         close_repository(repository)
     if args.json:

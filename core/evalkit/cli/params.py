@@ -76,7 +76,8 @@ MAX_REPEATS = 1_000
 
 class Duration(click.ParamType):
     """A length of time as :func:`evalkit.waiting.parse_duration` reads it (``90``, ``90s``, ``30m``,
-    ``1.5h``; 1 ms to 7 days), refused at once otherwise, naming the option: checked where it was
+    ``1.5h``, ``2d``; 1 ms to 7 days: :mod:`evalkit.durations`' one rule), refused at once otherwise,
+    naming the option (``--timeout must be a duration from 1 ms to 7 days (…), got "8x"``): checked where it was
     used, after the store was opened, a bad ``--timeout`` left a new store behind, was ignored
     without the flag that waits, and its message named no option. The value stays the text given
     (messages repeat it as written); its reader parses it again, and cannot fail."""
@@ -84,15 +85,17 @@ class Duration(click.ParamType):
     name = "duration"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        """``value``, once it reads as a duration, or a usage error quoting (the start of) it."""
+        """``value``, once it reads as a duration, or a usage error naming the option and quoting
+        (the start of) the value."""
         from ..errors import UsageError
         from ..waiting import parse_duration
+        from ..wording import argument
 
         text = str(value)
         try:
-            parse_duration(text)
+            parse_duration(text, argument(param.name) if param is not None and param.name else "a duration")
         except UsageError as exc:
-            self.fail(str(exc), param, ctx)
+            raise click.UsageError(str(exc), ctx) from None
         return text
 
 

@@ -54,8 +54,8 @@ def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
     from ..waiting import parse_duration, wait_for_run
     from .console import console
 
-    timeout = parse_duration(args.timeout)
-    poll = parse_duration(args.poll)
+    timeout = parse_duration(args.timeout, "--timeout")
+    poll = parse_duration(args.poll, "--poll")
     err = console(stderr=True)
     told: list[bool] = []
 

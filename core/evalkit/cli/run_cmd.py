@@ -376,7 +376,7 @@ def _wait_ready(args: Arguments) -> float:
     from ..waiting import parse_duration
     from .console import console
 
-    seconds = parse_duration(args.wait_ready)
+    seconds = parse_duration(args.wait_ready, "--wait-ready")
     console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
     return seconds
 

@@ -8,8 +8,6 @@ output (flushed at once: a caller waits for it), the warning for another ``--hos
 
 from __future__ import annotations
 
-import os
-
 import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -88,11 +86,12 @@ def handle(args: Arguments) -> int:
     if missing:
         raise UsageError(f"{MISSING_EXTRA} (missing: {', '.join(missing)})")
     from ..config import load_config
+    from ..environment import variable
     from ..view.server import ServeOptions, is_loopback, serve
     from .common import database_url
     from .stored import require_existing_store
 
-    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    token = args.token if args.token is not None else variable(TOKEN_ENV, "a token someone could not guess", "serve without one")
     if token is not None and not token.strip():
         raise UsageError("--token is empty: give a token someone could not guess (say, `openssl rand -hex 16`)")
     if not is_loopback(args.host):

@@ -20,7 +20,6 @@ key (if any) decides what runs. Nothing the provider ships is silently lost.
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,11 @@ import attrs
 from evalkit.catalog import SourcedSet
 from evalkit.components import resolve_paths
 from evalkit.config import Config
+from evalkit.durations import read_duration
+from evalkit.environment import variable
 from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError, carried
 from evalkit.options import declared_options
 from evalkit.project_files import ProjectBoundary
-from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
 from evalkit.wording import argument
 
 from ..components import offers
@@ -99,14 +99,10 @@ class Deployment:
 
 
 def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> float:
-    """Take ``timeout`` out of the options: a number of seconds from 1 ms to a day."""
+    """Take ``timeout`` out of the options: a duration from 1 ms to a day (a number of seconds, or
+    one with a unit: :mod:`evalkit.durations`' one rule)."""
     raw = options.pop(TIMEOUT_OPTION, DEFAULT_TIMEOUT_S)
-    if not seconds_between(raw, 86400):
-        raise UsageError(
-            f'deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION} must be a number of seconds '
-            f"from {MIN_SECONDS:g} (1 ms) to 86400, got {short_repr(raw)}"
-        )
-    return float(raw)
+    return read_duration(raw, f"deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION}", most=86400, typed=True)
 
 
 @attrs.frozen
@@ -212,14 +208,13 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
     read ran the retriever with no deployment's options, a scope of its own whose first run passed
     as its baseline (as an empty ``EVALKIT_DATABASE_URL`` is refused).
     """
-    chosen = name if name is not None else os.environ.get(DEPLOYMENT_ENV)
+    chosen = (
+        name
+        if name is not None
+        else variable(DEPLOYMENT_ENV, "a deployment's name", "run the retriever with no deployment's options")
+    )
     if chosen is None:
         return None
-    if name is None and not chosen:
-        raise UsageError(
-            f"{DEPLOYMENT_ENV} is set but empty (in CI: a variable this job cannot read?), so no deployment is "
-            "chosen; set it to a deployment's name, or unset it to run the retriever with no deployment's options"
-        )
     if not chosen:
         raise UsageError(f"{argument('deployment')} must name a deployment")
     known = known_deployments(config, [sourced] if sourced is not None else [])

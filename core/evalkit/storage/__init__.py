@@ -73,6 +73,7 @@ __all__ = [
     "SQL_SCHEMES",
     "check_database_url",
     "close_repository",
+    "runs_started_before",
     "default_database_url",
     "is_in_memory",
     "database_source",
@@ -115,18 +116,12 @@ def _environment_url() -> str | None:
 
     An empty value is what CI makes of a secret a job cannot read (a fork's pull request): read
     as "not set", every job would fall back to a store of its own and no gate would ever fire."""
-    env = os.environ.get("EVALKIT_DATABASE_URL")
-    if env is None:
-        return None
-    if not env.strip():
-        from ..errors import StorageError
+    from ..environment import variable
+    from ..errors import StorageError
 
-        raise StorageError(
-            "EVALKIT_DATABASE_URL is set but empty (in CI: a secret this job cannot read, e.g. on a fork's pull "
-            "request?), so there is no store to use; set it to the results database's URL, or unset it to use "
-            "the project's own store"
-        )
-    return env
+    return variable(
+        "EVALKIT_DATABASE_URL", "the results database's URL", "use the project's own store", error=StorageError
+    )
 
 
 def default_database_url(cwd: Path | None = None) -> str:
@@ -160,7 +155,7 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
     if source == "--database":
         return with_lower_scheme(explicit)  # type: ignore[arg-type]
     if source == "EVALKIT_DATABASE_URL":
-        return _well_formed(with_lower_scheme(os.environ["EVALKIT_DATABASE_URL"]), "EVALKIT_DATABASE_URL")
+        return _well_formed(with_lower_scheme(_environment_url() or ""), "EVALKIT_DATABASE_URL")
     if source == "config":
         url: str = with_lower_scheme(config.database)
         if config.path is not None:  # as written there, before a relative SQLite path is resolved
@@ -268,6 +263,28 @@ def counted_so_far(repository: Any, run: Any) -> Any:
     if not run.never_ended or run.cases or streamed is None:
         return run
     return run.counted_by(streamed.case_tally(run.id))
+
+
+def runs_started_before(history: Any, cutoff: float) -> dict[Any, int]:
+    """How many runs started strictly before ``cutoff`` a :class:`RunHistory` store holds, per
+    :class:`~evalkit.runs.RunStatus`: the store's own count (``runs_started_before``, one query in
+    the built-in store) when it has one, else every run it lists (:meth:`RunHistory.recent_runs`,
+    asked for more until it gives fewer than asked). Counted from the newest 1,000 runs, a store
+    with more newer runs than that counted none of the older ones."""
+    count = getattr(history, "runs_started_before", None)
+    if callable(count):
+        return dict(count(cutoff))
+    limit = 1000
+    while True:
+        runs = history.recent_runs(limit=limit)
+        if len(runs) < limit:
+            break
+        limit *= 4
+    counts: dict[Any, int] = {}
+    for run in runs:
+        if run.started_at < cutoff:
+            counts[run.status] = counts.get(run.status, 0) + 1
+    return counts
 
 
 def missing_store(url: str) -> Path | None:

@@ -7,15 +7,14 @@ reduced to its first cause, in one line (:func:`failure_cause`).
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from pathlib import Path
 
 import peewee as pw
 
-from ..errors import StorageError, StoreUnavailable, UsageError
-from ..shapes import MIN_SECONDS, decimal_text, seconds_between
+from ..durations import read_duration
+from ..environment import variable
+from ..errors import StorageError, StoreUnavailable
 from ..textfiles import keep_from_outputs
 from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
 
@@ -45,17 +44,12 @@ _PG_LOST = (
 
 
 def busy_timeout_s() -> float:
-    """The busy timeout in seconds: ``$EVALKIT_BUSY_TIMEOUT``, else :data:`BUSY_TIMEOUT_S`."""
-    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
-    if not raw:
+    """The busy timeout in seconds: ``$EVALKIT_BUSY_TIMEOUT`` (a duration from 1 ms to a day, by
+    :mod:`evalkit.durations`' one rule: ``30``, ``90s``, ``2m``), else :data:`BUSY_TIMEOUT_S`."""
+    raw = variable(BUSY_TIMEOUT_ENV, "a duration such as 60 or 2m", f"wait the default {BUSY_TIMEOUT_S} s")
+    if raw is None:
         return float(BUSY_TIMEOUT_S)
-    try:
-        value = float(raw) if len(raw) <= 20 and decimal_text(raw) else math.nan
-    except ValueError:
-        value = math.nan
-    if not seconds_between(value, 86400):
-        raise UsageError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds from {MIN_SECONDS:g} (1 ms) to 86400, got {raw[:40]!r}")
-    return value
+    return read_duration(raw, BUSY_TIMEOUT_ENV, most=86400)
 
 
 def _first_database_error(exc: BaseException) -> BaseException:

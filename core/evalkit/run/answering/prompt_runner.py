@@ -11,7 +11,6 @@ transaction: :class:`~evalkit.run.lifecycle.CaseRecorder`), so a crash loses no 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterable, Mapping, Sized
 from typing import Any
@@ -42,6 +41,7 @@ from ...components import (
     plugin_called,
 )
 from ...config import DEFAULT_GRADE_TIMEOUT_S
+from ...environment import variable
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, carried_async
 from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
@@ -516,10 +516,12 @@ def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
 
 
 def concurrency_from_environment() -> int | None:
-    """``$EVALKIT_CONCURRENCY`` as a whole number (``None`` when unset or empty), or a usage error."""
-    raw = os.environ.get("EVALKIT_CONCURRENCY", "").strip()
-    if not raw:
+    """``$EVALKIT_CONCURRENCY`` as a whole number (``None`` when unset), or a usage error (set but
+    empty included: :func:`evalkit.environment.variable`)."""
+    given = variable("EVALKIT_CONCURRENCY", "a whole number of requests", "use the configured concurrency")
+    if given is None:
         return None
+    raw = given.strip()
     number = whole_number(raw, max_digits=len(str(MAX_CONCURRENCY)))
     if number is not None and 1 <= number <= MAX_CONCURRENCY:
         return number

@@ -8,6 +8,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import peewee as pw
+
 from ...runs import Run, RunKind, RunStatus
 from ..values import ANSWERS, PASSES, BaselineScope, CaseOutcome, LeaseHolder, RunOutcomes
 from .baselines import BaselinesAndVerdicts
@@ -100,6 +102,22 @@ class HistoryAndQuality(RunsAndCases):
             query = query.where(R.set_identifier == set_identifier)
         rows = query.order_by(R.started_at.desc(), R.id.desc()).limit(limit)
         return [run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
+
+    @guarded
+    def runs_started_before(self, cutoff: float) -> dict[RunStatus, int]:
+        """How many runs started strictly before ``cutoff`` the store holds, per status: one
+        counting query (what ``evalkit db prune`` reports as kept after a purge), never a list of
+        runs capped at some length, which undercounted a store with more newer runs than the cap."""
+        R = self.Run
+        rows = R.select(R.status, pw.fn.COUNT(R.id)).where(R.started_at < cutoff).group_by(R.status).tuples()
+        counts: dict[RunStatus, int] = {}
+        for status, count in rows:
+            try:
+                known = RunStatus(status)
+            except ValueError:
+                continue  # a status another program wrote: not a run evalkit keeps for a reason
+            counts[known] = counts.get(known, 0) + int(count)
+        return counts
 
     @guarded
     def purge_older_than(self, cutoff: float) -> int:
