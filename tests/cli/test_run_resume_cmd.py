@@ -1122,3 +1122,73 @@ def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earli
     said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
     assert "(killed, or its machine lost)" in said, said
     assert "`evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-9`" in said, said
+
+
+def test_a_limit_stopped_shard_taken_again_and_killed_shows_no_verdict_of_its_earlier_close(
+    evalkit_cli, project, monkeypatch
+) -> None:
+    # Shard 1 stopped by --max-requests 1 closed the run incomplete with a verdict saying so; run
+    # again with a higher limit and killed, `show` (and history) still gave that verdict, "a spending
+    # limit stopped it: the limit of 1 request reached", beside limit_stops {} and the status line of
+    # a killed shard. The run reopened is no longer the run that verdict was given: it has none
+    # until it closes again.
+    from evalkit.leases import STALE_AFTER_S
+    from evalkit.run import lifecycle
+    from evalkit.storage import close_repository, open_repository
+    from evalkit.storage.sql.repository import SqlRepository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-9", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    assert "a spending limit stopped it" in evalkit_cli("show", "cap-9", "--json").json()["verdict"]["note"]
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
+
+        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise KeyboardInterrupt
+
+        killed.setattr(SqlRepository, "finish_run", dies)
+        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
+        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
+        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # its lease as a process on another machine left it, heard from long ago
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update(
+            {repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}
+        ).where((repo.Lease.run == "cap-9") & (repo.Lease.part == "1/2")).execute()
+    finally:
+        close_repository(repo)
+    shown = evalkit_cli("show", "cap-9", "--json")
+    assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
+    assert shown.json()["verdict"] is None, shown.stdout
+    said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
+    assert "(killed, or its machine lost)" in said and "Verdict: —" in said, said
+    assert "spending limit" not in said, said
+    history = evalkit_cli("history", "arith.basic")
+    assert history.code == 0 and "not compared" not in history.stdout, history.stdout
+
+
+def test_a_resumed_run_killed_shows_no_verdict_of_its_earlier_close(evalkit_cli, project, monkeypatch) -> None:
+    # A whole run a limit stopped, resumed with a higher limit and killed: the same stale verdict.
+    from evalkit.run import lifecycle
+    from evalkit.storage.sql.repository import SqlRepository
+
+    answer_with(project, ARITH_GOOD)
+    assert (
+        evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-8", "--max-requests", "1").code == 3
+    )
+    assert evalkit_cli("show", "cap-8", "--json").json()["verdict"]["state"] == "not_comparable"
+    with monkeypatch.context() as killed:
+
+        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise KeyboardInterrupt
+
+        killed.setattr(SqlRepository, "finish_run", dies)
+        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
+        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
+        evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", "cap-8", "--max-requests", "60")
+    shown = evalkit_cli("show", "cap-8", "--json")
+    assert shown.code == 0 and shown.json()["status"] == "running" and shown.json()["verdict"] is None, shown.stdout
+    said = " ".join(evalkit_cli("show", "cap-8").stdout.split())
+    assert "Verdict: —" in said and "spending limit" not in said, said

@@ -141,8 +141,13 @@ class ResumableRuns(Protocol):
         ...
 
     def mark_status(self, run_id: str, status: str) -> None:
-        """Set a run's status and nothing else (``interrupted`` on Ctrl-C, ``running`` on resume);
-        a complete run keeps its status."""
+        """Set a run's status (``interrupted`` on Ctrl-C, ``running`` on resume); a complete run
+        keeps its status. ``running`` reopens a run to be answered again (``--resume``, a shard
+        taken again), so a store that keeps verdicts (:class:`AcceptedBaselines`) forgets the one
+        recorded when the run last closed: it is no longer the run's, and ``show``/``history``
+        would give it beside a running or killed run. A store that keeps it — written before
+        this was asked — shows that earlier verdict until the run closes again and its verdict
+        replaces it (no reader depends on it meanwhile: a run not complete is decided again)."""
         ...
 
     def latest_unfinished_run(

@@ -357,12 +357,17 @@ class RunsAndCases(SqlStore):
     @guarded
     def mark_status(self, run_id: str, status: str) -> None:
         """Set the status of a run that is not complete (``interrupted`` stamps the time it
-        stopped; ``running`` clears it)."""
-        finished_at = None if status == RunStatus.RUNNING.value else time.time()
+        stopped; ``running`` clears it, and the verdict recorded when the run last closed: the run
+        reopened is answered again, so that verdict is no longer its own — it gets one when it
+        closes again)."""
+        reopened = status == RunStatus.RUNNING.value
+        changes: dict[Any, Any] = {self.Run.status: status, self.Run.finished_at: None if reopened else time.time()}
+        if reopened:
+            changes.update({self.Run.verdict: None, self.Run.baseline_id: None, self.Run.verdict_note: None})
 
         def update() -> None:
             with self._atomic():
-                self.Run.update({self.Run.status: status, self.Run.finished_at: finished_at}).where(
+                self.Run.update(changes).where(
                     (self.Run.id == run_id) & (self.Run.status != RunStatus.COMPLETE.value)
                 ).execute()
 
