@@ -372,6 +372,47 @@ def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit
     assert stored_limit_stops(project, "cap-1") == {}  # the shard finished its slice: no limit stops it now
 
 
+def killed_while_answering(evalkit_cli, monkeypatch, *args: str) -> None:  # noqa: ANN001
+    """``evalkit ARGS`` stopped as a ``kill -9`` stops it once it answers: the run is not finished,
+    its lease not given up, nothing marked interrupted."""
+    from evalkit.run import lifecycle
+    from evalkit.storage.sql.repository import SqlRepository
+
+    def dies(*_args, **_kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as killed:
+        killed.setattr(SqlRepository, "finish_run", dies)
+        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
+        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
+        evalkit_cli(*args)
+
+
+def left_long_ago(project, run_id: str, part: str) -> None:  # noqa: ANN001
+    """The lease on ``part`` of ``run_id`` as a process on another machine left it, heard from long ago."""
+    from evalkit.leases import STALE_AFTER_S
+    from evalkit.storage import close_repository, open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        then = repo._store_now() - STALE_AFTER_S - 5
+        owner = {repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}
+        repo.Lease.update(owner).where((repo.Lease.run == run_id) & (repo.Lease.part == part)).execute()
+    finally:
+        close_repository(repo)
+
+
+def stored_status(project, run_id: str) -> str:  # noqa: ANN001
+    """The status ``run_id`` has in the project's store."""
+    from evalkit.storage import close_repository, open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        return repo.get_run(run_id, with_cases=False).status.value
+    finally:
+        close_repository(repo)
+
+
 def stored_limit_stops(project, run_id: str) -> dict:  # noqa: ANN001
     """The limit stops run ``run_id`` keeps as data (:mod:`evalkit.run.limit_stops`)."""
     from evalkit.run.limit_stops import stops_of
@@ -958,33 +999,13 @@ def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli
     # Shard 1 stopped by --max-requests, shard 2 finished, shard 1 run again with a higher limit
     # and killed before it finished: the first attempt's limit stop was still kept, so show and
     # history said "shard 1/2 … was stopped by a spending limit" of a shard a kill stopped.
-    from evalkit.leases import STALE_AFTER_S
-    from evalkit.run import lifecycle
-    from evalkit.storage import close_repository, open_repository
-    from evalkit.storage.sql.repository import SqlRepository
-
     answer_with(project, ARITH_GOOD)
     base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-6", "--database", LOCAL)
     assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
     assert evalkit_cli(*base, "--shard", "2/2").code == 0
-    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
-
-        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            raise KeyboardInterrupt
-
-        killed.setattr(SqlRepository, "finish_run", dies)
-        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
-        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
-        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
-    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
-    try:  # its lease as a process on another machine left it, heard from long ago
-        then = repo._store_now() - STALE_AFTER_S - 5
-        repo.Lease.update({repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
-            (repo.Lease.run == "cap-6") & (repo.Lease.part == "1/2")
-        ).execute()
-        assert repo.get_run("cap-6", with_cases=False).status.value == "running"
-    finally:
-        close_repository(repo)
+    killed_while_answering(evalkit_cli, monkeypatch, *base, "--shard", "1/2", "--max-requests", "6")
+    left_long_ago(project, "cap-6", "1/2")
+    assert stored_status(project, "cap-6") == "running"
     said = evalkit_cli(*words)
     shown = " ".join((said.stdout + said.stderr).split())
     assert "stopped by a spending limit" not in shown, shown
@@ -1090,33 +1111,13 @@ def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earli
     # finished: `show --json` still gave the first attempt's stop under limit_stops, and the line
     # continuing shard 1 its "--max-requests 6" (only finish_run wrote the stops). The stop is
     # cleared as the shard is taken again: the shard reads as killed, its line without that limit.
-    from evalkit.leases import STALE_AFTER_S
-    from evalkit.run import lifecycle
-    from evalkit.storage import close_repository, open_repository
-    from evalkit.storage.sql.repository import SqlRepository
-
     answer_with(project, ARITH_GOOD)
     base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-9", "--database", LOCAL)
     assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
     assert set(stored_limit_stops(project, "cap-9")) == {"1/2"}
     assert evalkit_cli(*base, "--shard", "2/2").code == 0
-    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
-
-        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            raise KeyboardInterrupt
-
-        killed.setattr(SqlRepository, "finish_run", dies)
-        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
-        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
-        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
-    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
-    try:  # its lease as a process on another machine left it, heard from long ago
-        then = repo._store_now() - STALE_AFTER_S - 5
-        repo.Lease.update({repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
-            (repo.Lease.run == "cap-9") & (repo.Lease.part == "1/2")
-        ).execute()
-    finally:
-        close_repository(repo)
+    killed_while_answering(evalkit_cli, monkeypatch, *base, "--shard", "1/2", "--max-requests", "6")
+    left_long_ago(project, "cap-9", "1/2")
     shown = evalkit_cli("show", "cap-9", "--json")
     assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
     said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
@@ -1132,33 +1133,13 @@ def test_a_limit_stopped_shard_taken_again_and_killed_shows_no_verdict_of_its_ea
     # limit stopped it: the limit of 1 request reached", beside limit_stops {} and the status line of
     # a killed shard. The run reopened is no longer the run that verdict was given: it has none
     # until it closes again.
-    from evalkit.leases import STALE_AFTER_S
-    from evalkit.run import lifecycle
-    from evalkit.storage import close_repository, open_repository
-    from evalkit.storage.sql.repository import SqlRepository
-
     answer_with(project, ARITH_GOOD)
     base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-9", "--database", LOCAL)
     assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
     assert "a spending limit stopped it" in evalkit_cli("show", "cap-9", "--json").json()["verdict"]["note"]
     assert evalkit_cli(*base, "--shard", "2/2").code == 0
-    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
-
-        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            raise KeyboardInterrupt
-
-        killed.setattr(SqlRepository, "finish_run", dies)
-        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
-        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
-        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
-    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
-    try:  # its lease as a process on another machine left it, heard from long ago
-        then = repo._store_now() - STALE_AFTER_S - 5
-        repo.Lease.update(
-            {repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}
-        ).where((repo.Lease.run == "cap-9") & (repo.Lease.part == "1/2")).execute()
-    finally:
-        close_repository(repo)
+    killed_while_answering(evalkit_cli, monkeypatch, *base, "--shard", "1/2", "--max-requests", "6")
+    left_long_ago(project, "cap-9", "1/2")
     shown = evalkit_cli("show", "cap-9", "--json")
     assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
     assert shown.json()["verdict"] is None, shown.stdout
@@ -1171,23 +1152,12 @@ def test_a_limit_stopped_shard_taken_again_and_killed_shows_no_verdict_of_its_ea
 
 def test_a_resumed_run_killed_shows_no_verdict_of_its_earlier_close(evalkit_cli, project, monkeypatch) -> None:
     # A whole run a limit stopped, resumed with a higher limit and killed: the same stale verdict.
-    from evalkit.run import lifecycle
-    from evalkit.storage.sql.repository import SqlRepository
-
     answer_with(project, ARITH_GOOD)
     assert (
         evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-8", "--max-requests", "1").code == 3
     )
     assert evalkit_cli("show", "cap-8", "--json").json()["verdict"]["state"] == "not_comparable"
-    with monkeypatch.context() as killed:
-
-        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            raise KeyboardInterrupt
-
-        killed.setattr(SqlRepository, "finish_run", dies)
-        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
-        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
-        evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", "cap-8", "--max-requests", "60")
+    killed_while_answering(evalkit_cli, monkeypatch, "run", "arith.basic", "--provider", "my-app", "--resume", "cap-8", "--max-requests", "60")
     shown = evalkit_cli("show", "cap-8", "--json")
     assert shown.code == 0 and shown.json()["status"] == "running" and shown.json()["verdict"] is None, shown.stdout
     said = " ".join(evalkit_cli("show", "cap-8").stdout.split())
