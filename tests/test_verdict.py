@@ -147,6 +147,26 @@ def test_a_side_left_empty_by_unstable_cases_counts_as_zero() -> None:
     assert comparison.removed_cases == ("b",) and not comparison.regressed
 
 
+def test_a_comparison_of_no_pair_says_it_measured_nothing_and_counts_what_it_reported_apart() -> None:
+    """No case both runs share and may gate on — one the judge disagreed on, one quarantined, one
+    removed — gave "+0.0 pp … on the 0 unchanged cases", a figure of no case: the sentence says
+    nothing was measured and counts each kind it reported apart, in the caller's unit."""
+    from evalkit.grading import AGREEMENT_CHECK, Check
+
+    unstable = CaseResult("alpha", False, 0.0, checks=[Check(AGREEMENT_CHECK, False)])
+    current = Run("new", "s.t", "g", cases=[unstable, CaseResult("quiet", True, 1.0)])
+    baseline = Run("old", "s.t", "g", cases=[CaseResult(i, True, 1.0) for i in ("alpha", "beta", "quiet")])
+    comparison = compare(current, baseline, Tolerances(), GateSettings(quarantine=("quiet", "betta")))
+    assert comparison.summary(unit="question") == (
+        "No regression: no question was compared with run old, so nothing was measured (0 added, 0 edited, "
+        "1 removed, 1 quarantined, 1 the judge disagreed on are reported apart)."
+    )
+    assert comparison.warnings() == (
+        'warning: [gate] quarantine names "betta", which is no case of this run or its baseline, so it keeps nothing '
+        'out of the gate. Did you mean "beta"?',
+    )
+
+
 def test_a_comparison_built_by_hand_knows_its_fingerprints_and_lists_nothing_it_was_not_given() -> None:
     """A plugin or report building a Comparison itself: without a word about fingerprints, the
     runs are taken to have kept them (no "set versions unknown" note is printed)."""
