@@ -133,9 +133,7 @@ class BaselinesAndVerdicts(RunsAndCases):
         ``with_cases`` is false."""
         return self._accepted_baseline(scope, exclude_run_id=exclude_run_id, with_cases=with_cases)
 
-    def _accepted_baseline(
-        self, scope: BaselineScope, *, exclude_run_id: str | None = None, with_cases: bool = True
-    ) -> Run | None:
+    def _accepted_baseline(self, scope: BaselineScope, *, exclude_run_id: str | None, with_cases: bool) -> Run | None:
         R = self.Run
         query = R.select().where(
             (R.kind == scope.kind.value)

@@ -12,7 +12,6 @@ import peewee as pw
 
 from ...runs import Run, RunKind, RunStatus
 from ..values import ANSWERS, PASSES, BaselineScope, CaseOutcome, LeaseHolder, RunOutcomes
-from .baselines import BaselinesAndVerdicts
 from .leases import _checked
 from .rows import run_from_row, stored_measures
 from .runs import RunsAndCases
@@ -36,6 +35,10 @@ def _outcome(case_id: str, passed: object, fingerprint: str | None, measures: st
 class HistoryAndQuality(RunsAndCases):
     """``RunHistory``, ``CaseHistory``, ``ProviderModelQualityScores``, ``ProviderModelQualityRuns``
     and the quality read of ``GeneratorScopedResults``."""
+
+    #: The scope's current baseline, read as :class:`~.baselines.BaselinesAndVerdicts` reads it
+    #: (the repository is built of both): a purge keeps it.
+    _accepted_baseline: Callable[..., Run | None]
 
     # -- each case's outcomes over a scope's recent runs -------------------------------------------
 
@@ -164,7 +167,7 @@ class HistoryAndQuality(RunsAndCases):
         current: set[str] = set()
         for row in query:
             scope = BaselineScope.of_run(run_from_row(row))
-            baseline = None if scope is None else BaselinesAndVerdicts._accepted_baseline(self, scope, with_cases=False)  # type: ignore[arg-type]
+            baseline = None if scope is None else self._accepted_baseline(scope, exclude_run_id=None, with_cases=False)
             if baseline is not None and baseline.id == row.id:
                 current.add(row.id)
         return current
