@@ -18,10 +18,28 @@ from typing import Any, TypeVar
 
 from .errors import carried
 
-__all__ = ["BoundedCalls", "call_within"]
+__all__ = ["BoundedCalls", "CallAbandoned", "call_within", "wait_for"]
 
 _T = TypeVar("_T")
 _STOP = None
+
+
+class CallAbandoned(TimeoutError):
+    """A bounded call outlived its limit: its caller stopped waiting and its thread is abandoned.
+    Told apart from a ``TimeoutError`` the call raised itself (its HTTP client's, say), which is
+    the call's own failure and is handed over as it is: the two were one exception, so a plugin's
+    own time-out was said as evalkit's ("the call was abandoned")."""
+
+
+def wait_for(future: Future[_T], limit: float) -> _T:
+    """What the call behind ``future`` returned or raised (a ``TimeoutError`` of its own
+    included), waited for at most ``limit`` seconds; :class:`CallAbandoned` when it still runs."""
+    try:
+        return future.result(timeout=limit)
+    except TimeoutError:
+        if not future.done():
+            raise CallAbandoned(f"no result within {limit:g} s") from None
+    return future.result()  # ended as the wait did, or raised a TimeoutError of its own
 
 
 class BoundedCalls:
@@ -85,12 +103,12 @@ class BoundedCalls:
 def call_within(call: Callable[[], _T], limit: float, name: str) -> _T:
     """``call()`` on a daemon thread of its own (named ``name``), waited for at most ``limit``
     seconds: its result, or what it raised (as :class:`BoundedCalls` hands it over), or
-    :class:`concurrent.futures.TimeoutError` when it outlives the limit — the thread is then
-    abandoned and never keeps the process from exiting. For a plugin's one call outside a case
-    (a retriever's ``provenance()``, its ``close()``)."""
+    :class:`CallAbandoned` when it outlives the limit — the thread is then abandoned and never
+    keeps the process from exiting. For a plugin's one call outside a case (a retriever's
+    factory, its ``provenance()``, its ``close()``)."""
     calls = BoundedCalls(1, name)
     try:
-        return calls.submit(call).result(timeout=limit)
+        return wait_for(calls.submit(call), limit)
     finally:
         calls.close()
 

@@ -18,10 +18,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple
 
-from .bounded import call_within
 from .environment import variable
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
@@ -538,6 +536,9 @@ def instantiate_within(record: PluginRecord, factory: Callable[..., Any], option
     :func:`~evalkit.privacy.read_secrets`) is a
     :class:`PluginError` naming the plugin, before anything is asked of it.
     """
+    # the bounded call's thread pool (with the logging concurrent.futures imports) only where a
+    # factory is built: `evalkit --help` and `list` import this module
+    from .bounded import CallAbandoned, call_within
     from .errors import EvalkitError
     from .privacy import SecretHolder, read_secrets, remember_secret_holder
 
@@ -546,7 +547,7 @@ def instantiate_within(record: PluginRecord, factory: Callable[..., Any], option
             created = carried(lambda: factory(**options))
         else:
             created = call_within(lambda: factory(**options), within[0], "evalkit-create")
-    except FutureTimeout:
+    except CallAbandoned:
         limit, set_by = within or (0.0, "")
         raise PluginError.for_plugin(
             record, f"{record.label}: its factory did not return within {limit:g} s ({set_by}); the call was abandoned"

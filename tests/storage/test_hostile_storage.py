@@ -704,6 +704,22 @@ def test_10_a_retriever_whose_factory_never_returns_is_a_failed_plugin_not_a_hun
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("where", ["factory", "provenance()"])
+def test_10_a_retrievers_own_time_out_is_its_failure_not_a_call_evalkit_abandoned(
+    database_url, hostile_plugins, project, evalkit_cli, where
+) -> None:
+    """A ``TimeoutError`` the plugin raised itself at once (its client's) was one exception with the
+    bounded wait's: it was said as "did not return within 60 s … the call was abandoned". It is the
+    plugin's own failure, named with what it raised."""
+    (project / "evalkit.toml").write_text(f'[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "-none-"\ntimes_out_in = "{where}"\n')
+    env = cli_env(hostile_plugins, database_url)
+    result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env, timeout=60)
+    said = result.stdout + result.stderr
+    assert "TimeoutError" in said and "the index server did not answer within 2 s" in said, said
+    assert "did not return within" not in said and "abandoned" not in said, said
+    assert "Traceback" not in said
+
+
 @pytest.mark.parametrize(
     ("tamper", "message"),
     [

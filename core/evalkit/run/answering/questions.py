@@ -18,14 +18,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import attrs
 
 from ... import registry
 from ...baselines import scope_mismatch
-from ...bounded import BoundedCalls, call_within
+from ...bounded import BoundedCalls, CallAbandoned, call_within, wait_for
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
 from ...config import PRIVACY_LEVELS
@@ -310,8 +309,8 @@ def ask_all(asking: Asking, questions: Sequence[GoldenQuestion]) -> Iterator[tup
         while pending:
             question, future, submitted = pending.popleft()
             try:
-                answer = future.result(timeout=max(0.0, submitted + asking.time_limit - time.monotonic()))
-            except FutureTimeout:
+                answer = wait_for(future, max(0.0, submitted + asking.time_limit - time.monotonic()))
+            except CallAbandoned:
                 calls.abandon(future)
                 answer = _Answer(
                     None,
@@ -755,7 +754,7 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     limit = resolved.deployment.timeout
     try:
         declared = call_within(retriever.provenance, limit, "evalkit-provenance")
-    except FutureTimeout:
+    except CallAbandoned:
         problem = (
             f"retriever {quoted(resolved.retriever_id)}: provenance() did not return within {limit:g} s "
             "(the deployment's timeout); the call was abandoned"
@@ -847,7 +846,7 @@ def close_retriever(retriever: Any, who: Any, limit: float) -> str | None:
         return None
     try:
         call_within(retriever.close, limit, "evalkit-close")
-    except FutureTimeout:
+    except CallAbandoned:
         return plugin_close_stuck(who, "close", limit)
     except PLUGIN_FAILURES as exc:
         return plugin_close_failed(who, "close", exc)

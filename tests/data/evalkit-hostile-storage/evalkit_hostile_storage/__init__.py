@@ -79,10 +79,13 @@ class SleepingRetriever:
 
     thread_safe = True
 
-    def __init__(self, hang_on: str = "never") -> None:
+    def __init__(self, hang_on: str = "never", times_out_in: str = "never") -> None:
         if hang_on == "factory":  # the factory itself never returns (a server that never answers)
             threading.Event().wait()
+        if times_out_in == "factory":  # its own client's time-out, raised at once
+            raise TimeoutError("the index server did not answer within 2 s")
         self.hang_on = hang_on
+        self.times_out_in = times_out_in
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         """Answer, or block forever."""
@@ -91,9 +94,12 @@ class SleepingRetriever:
         return ["doc-a"]
 
     def provenance(self) -> None:
-        """Block forever when ``hang_on`` is ``"provenance()"``; else declare nothing usable."""
+        """Block forever when ``hang_on`` is ``"provenance()"``, raise a time-out of its own at once
+        when ``times_out_in`` is; else declare nothing usable."""
         if self.hang_on == "provenance()":
             threading.Event().wait()
+        if self.times_out_in == "provenance()":
+            raise TimeoutError("the index server did not answer within 2 s")
 
     def close(self) -> None:
         """Block forever when ``hang_on`` is ``"close()"``."""
