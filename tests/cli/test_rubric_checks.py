@@ -239,7 +239,10 @@ def test_structured_output_is_negotiated_as_for_the_judge_graders(judge: ChatSer
     assert document["metrics"]["judge"]["structured_output"] == "json_object"
     asked = [(b.get("response_format") or {}).get("type") for b in completions(judge)]
     # The two criteria of a case are asked at once: both try json_schema, the mode is given up once.
-    assert asked == ["json_schema", "json_schema", "json_object", "json_object"]
+    # In the order the server received them: the first criterion's retry may arrive before the
+    # second's first request (a kept-alive connection against a new one), so the order is not fixed.
+    assert sorted(asked) == ["json_object", "json_object", "json_schema", "json_schema"], asked
+    assert asked[0] == "json_schema" and asked[-1] == "json_object", asked
     assert len(document["metrics"]["judge"]["structured_output_refused"]) == 1
 
 
