@@ -50,6 +50,7 @@ from ..errors import (
 from ..leases import LeaseKeeper, resume_hint
 from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
+from ..storage import plugin_store_failure
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, ShardMismatchError, shard_part
 from ..timeouts import HostAlarm, callers_call, host_alarms
@@ -318,18 +319,6 @@ def _answered_elsewhere(store: Capabilities, run_id: str) -> bool:
     return live is not None and live.live
 
 
-def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure | None:
-    """``exc`` as the :class:`StoreFailure` of ``repository`` when the repository is a plugin's (a
-    third-party store, not evalkit's own) and ``exc`` was raised in or through its methods — an
-    ``OSError`` from its full disk, its client's lost connection — naming the repository; ``None``
-    for anything else (an evalkit bug stays one): :func:`evalkit.storage.plugin_store_failure`.
-    Only evalkit's own store turns its errors into :class:`StoreFailure` itself."""
-    from ..storage import plugin_store_failure as failure_of
-
-    failure: StoreFailure | None = failure_of(exc, (repository,))
-    return failure
-
-
 def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:
     """The run's status as the store has it (``None``: not stored, or the store does not answer)."""
     try:
@@ -529,7 +518,7 @@ class _Lifecycle:
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
             if began is None:
                 raise  # raised by begin_run's guard as it is
-            failure = plugin_store_failure(self.store.repository, exc)
+            failure = plugin_store_failure(exc, (self.store.repository,))
             resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
                 raise store_failed(self.store, header, failure, resume, held=mine) from exc
@@ -572,7 +561,7 @@ class _Lifecycle:
         except Exception as exc:
             failure = exc if isinstance(exc, StoreFailure) else None
             if failure is None and not isinstance(exc, EvalkitError):
-                failure = plugin_store_failure(self.store.repository, exc)
+                failure = plugin_store_failure(exc, (self.store.repository,))
             if failure is None:
                 raise  # evalkit's own bug or refusal: raised as it is
             if _stored_status(self.store, header.id) is not None:
