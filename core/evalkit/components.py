@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CONCURRENCY",
+    "MAX_OWN_NOTE_CHARS",
     "AsyncClosing",
     "aclosed",
     "AssertionKindsAware",
@@ -47,8 +48,10 @@ __all__ = [
     "PathOptions",
     "resolve_paths",
     "SecretHolder",
+    "concurrency_fault",
     "declared",
     "declares",
+    "echoed_model_note_fault",
     "grader_plugin",
     "judge_instance",
     "plugin_awaited",
@@ -367,6 +370,32 @@ MAX_CONCURRENCY = 1_000_000
 MAX_OWN_NOTE_CHARS = 300
 
 
+def concurrency_fault(value: object) -> str | None:
+    """Why a run refuses a generator's declared ``concurrency`` (read with :func:`declared`), as
+    the words after ``declares concurrency`` — ``int 0, which must be a whole number of at least 1``
+    — or ``None`` when it takes it (``None``: not declared; an ``int`` of at least 1). The one rule:
+    :attr:`BoundGenerator.concurrency` refuses by it, and ``evalkit.testing.check_generator`` checks
+    a plugin by it, so a generator that passes the kit is not refused by a run."""
+    if value is None or (type(value) is int and value >= 1):
+        return None
+    return f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1"
+
+
+def echoed_model_note_fault(value: object) -> str | None:
+    """Why a run refuses a generator's declared ``echoed_model_note`` (read with :func:`declared`),
+    as the words after ``declares echoed_model_note`` — ``int 5, which must be text of 1 to 300
+    printable characters (no line break), or None`` — or ``None`` when it takes it (``None``: nothing
+    to say; text of 1 to :data:`MAX_OWN_NOTE_CHARS` printable characters). The one rule:
+    :meth:`BoundGenerator.echoed_model_note` refuses by it, and ``evalkit.testing.check_generator``
+    checks a plugin by it."""
+    if value is None or (type(value) is str and 0 < len(value) <= MAX_OWN_NOTE_CHARS and value.isprintable()):
+        return None
+    return (
+        f"{type(value).__name__} {short_repr(value, 40)}, which must be text of 1 to {MAX_OWN_NOTE_CHARS} printable "
+        "characters (no line break), or None"
+    )
+
+
 def plugin_method(who: Any, component: Any, method: str, *args: Any) -> Any:
     """``component.method(*args)`` under the rule of :func:`plugin_called`, the method read within
     the call: a judge's ``bind_judge``, ``check_ready`` or ``task`` whose property or
@@ -528,13 +557,13 @@ class BoundGenerator:
         stored): it was passed over for 8 prompts in flight, unsaid, where
         ``evalkit.testing.check_generator`` refuses it."""
         value = declared(self.generator, "concurrency")
-        if value is None or (type(value) is int and value >= 1):
+        fault = concurrency_fault(value)
+        if fault is None:
             return value if value is None else min(value, MAX_CONCURRENCY)
         from .errors import PluginError
 
         said = (
-            f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency "
-            f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1 "
+            f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency {fault} "
             "(a defect of the plugin; a concurrency configured for the instance is used instead of it)"
         )
         raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
@@ -547,14 +576,14 @@ class BoundGenerator:
         :class:`~evalkit.errors.PluginError` naming it and the value (exit 2, nothing called or
         stored), by the rule :attr:`concurrency` follows: it was passed over for ``default``, unsaid."""
         value = declared(self.generator, "echoed_model_note", default)
-        if value is None or (type(value) is str and 0 < len(value) <= MAX_OWN_NOTE_CHARS and value.isprintable()):
+        fault = echoed_model_note_fault(value)
+        if fault is None:
             return value
         from .errors import PluginError
 
         said = (
             f"{self.record.label if self.record is not None else generator_named(self)} declares echoed_model_note "
-            f"{type(value).__name__} {short_repr(value, 40)}, which must be text of 1 to {MAX_OWN_NOTE_CHARS} printable "
-            "characters (no line break), or None (a defect of the plugin)"
+            f"{fault} (a defect of the plugin)"
         )
         raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
 
