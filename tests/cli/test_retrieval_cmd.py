@@ -505,6 +505,8 @@ def test_a_provenance_declaration_that_raises_makes_the_run_unknown(cli, project
         ("non-string", "a retriever returned a document id that is not a string: 42"),
         ("string", "returned str 'doc-json', not a list of document ids"),
         ("dict", "returned dict"),
+        # a set has no order: its ranking (and every metric) changed with the process's hash seed
+        ("set", "returned set, which has no order: a ranking is a list, best first"),
     ],
 )
 def test_garbage_from_a_retriever_is_an_error_naming_it(cli, project, mode, message) -> None:
