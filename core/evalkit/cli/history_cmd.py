@@ -44,21 +44,10 @@ def command(**params: Any) -> Arguments:
     return arguments(handle, params)
 
 
-def _who(run: Any) -> str:
-    """Who a run measured: a prompt run's serving identity; a retrieval run's retriever and
-    deployment, which scope its baseline (staging and production runs of one retriever are two
-    series, never one trend)."""
-    from ..printable import hidden_escaped
-    from .stored import identity_label
-
-    if run.kind.value != "retrieval":
-        return identity_label(run)
-    retriever = hidden_escaped(run.retriever or run.adapter or "unknown retriever")
-    return f"{retriever} in deployment {quoted(run.deployment)}" if run.deployment else f"{retriever} (no deployment)"
-
-
 def _series_key(run: Any) -> tuple[str, str]:
-    return _who(run), run.grader
+    from .stored import measured_label
+
+    return measured_label(run), run.grader
 
 
 def _acceptances(
@@ -98,6 +87,7 @@ def handle(args: Arguments) -> int:
     from .stored import (
         format_date,
         liveness_fields,
+        measured_label,
         open_store,
         sparkline,
         stored_set_suggestion,
@@ -171,7 +161,7 @@ def handle(args: Arguments) -> int:
         if verdict is not None and verdict.state == "regressed":
             shown = out.text("[red]{}[/red]", shown)
         rows.append([
-            format_date(run.started_at), run.id, _who(run), run.grader,
+            format_date(run.started_at), run.id, measured_label(run), run.grader,
             status_label(run, alive.get(run.id)), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", cost_cell(run), shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
