@@ -57,7 +57,7 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
     aliases and repeats call for: :func:`evalkit.leases.resume_defaults`)."""
     from ..leases import gone_clause, resume_defaults, status_label
-    from ..verdict import different_k
+    from ..verdict import different_corpora, different_k
     from .stored import identity_label, measured_label
 
     notes = []
@@ -67,7 +67,7 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
             notes.append(
                 f"The runs measured different retrievers or deployments: {measured_label(base)} vs {measured_label(run)}."
             )
-        corpora = _corpus_revisions(base, run)
+        corpora = different_corpora(run, base)
         if corpora is not None:
             notes.append(
                 f"The runs searched different corpora (corpus revision {quoted(corpora[0])} vs {quoted(corpora[1])}): "
@@ -98,19 +98,6 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
                 f"is {status_label(stored, live)}: cases it lacks count as added or removed{gone}."
             )
     return notes
-
-
-def _corpus_revisions(base: Any, run: Any) -> tuple[str, str] | None:
-    """The corpus revisions two retrieval runs declared, when both declared one and they differ
-    (revisions are validated labels, bounded ASCII)."""
-    from collections.abc import Mapping
-
-    revisions = [
-        r.provenance.get("corpus_revision") if isinstance(r.provenance, Mapping) else None for r in (base, run)
-    ]
-    if all(isinstance(revision, str) for revision in revisions) and revisions[0] != revisions[1]:
-        return revisions[0], revisions[1]
-    return None
 
 
 def _retrieval_names(args: Arguments) -> Any:
