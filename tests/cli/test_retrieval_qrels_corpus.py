@@ -204,3 +204,21 @@ def test_a_document_id_given_twice_in_the_corpus_is_refused_by_validate_as_by_th
     ran = evalkit_cli("retrieval", "beir.col", "--deployment", "prod", env=env)
     assert ran.code == 2 and 'line 4: document id "d1" occurs twice (first on line 2)' in ran.stderr
     assert not (project / ".evalkit").exists(), "nothing was run or stored"
+
+
+def test_the_header_row_of_beir_qrels_after_blank_lines_is_still_a_header(evalkit_cli, project, tmp_path) -> None:
+    # Blank lines are skipped everywhere in a qrels file, but the header was taken only on line 1:
+    # a file opening with an empty line was refused, "line 2: the grade must be an integer, got 'score'".
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n")
+    qrels = project / "col" / "qrels" / "test.tsv"
+    qrels.write_text("\n" + qrels.read_text())
+    result = evalkit_cli("validate", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.code == 0, result.stdout + result.stderr
+    assert "beir.col (2 questions)" in result.stdout
+    # a header-like row after the first judgement is still refused
+    qrels.write_text("q1\td1\t1\nquery-id\tcorpus-id\tscore\nq2\td2\t1\n")
+    refused = evalkit_cli("validate", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert (
+        refused.code == 2
+        and "test.tsv, line 2: the grade must be an integer, got 'score'" in refused.stdout + refused.stderr
+    )
