@@ -68,8 +68,9 @@ PIPELINE_IDENTITY = "evalkit.lexical-fts5-bm25-v1"
 INDEX_FORMAT = "fts5-v1"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: The rules a corpus is read by; bump it when a corpus the reader took is now refused or read
-#: differently. 2: a key written twice in a JSONL line is refused (the last value won).
-READER_VERSION = 2
+#: differently. 2: a key written twice in a JSONL line is refused (the last value won). 3: a document
+#: id given twice is refused by the reader itself, so the cached id sets (:func:`corpus_ids`) see it.
+READER_VERSION = 3
 #: Lucene's English stopword list, as BEIR's BM25 baselines use it.
 STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there"
@@ -162,13 +163,23 @@ def corpus_sha256(corpus: str | os.PathLike[str]) -> str:
 
 
 def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
+    """The documents of JSONL corpus ``path``, feeding its bytes to ``digest``. A line that is not
+    UTF-8, not a JSON object of the expected shape, or that repeats an earlier line's id is a
+    :class:`ConfigError` naming the file and line: every reader of the corpus (the index, the
+    collections' qrels check through :func:`corpus_ids`) meets the same refusal."""
+    lines: dict[str, int] = {}
     with open_regular_file(path) as handle:
         for number, raw in enumerate(handle, start=1):
             digest.update(raw)
-            line = raw.decode("utf-8-sig" if number == 1 else "utf-8", "strict").strip()
+            where = f"{path_named(path)}, line {number}"
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8", "strict").strip()
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"evalkit.lexical corpus {where}: not UTF-8 ({exc.reason} at byte {exc.start})"
+                ) from None
             if not line:
                 continue
-            where = f"{path_named(path)}, line {number}"
             try:
                 record = parse_json(line, unique_keys=True)
             except json.JSONDecodeError as exc:
@@ -184,6 +195,11 @@ def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
             title = record.get("title") or ""
             if not isinstance(text, str) or not isinstance(title, str):
                 raise ConfigError(f'evalkit.lexical corpus {where}: "text" (and "title", if given) must be strings')
+            first = lines.setdefault(doc_id, number)
+            if first != number:
+                raise ConfigError(
+                    f"evalkit.lexical corpus {where}: document id {quoted(doc_id)} occurs twice (first on line {first})"
+                )
             yield Document(doc_id, text, title)
 
 
@@ -309,6 +325,9 @@ def _keep_ids(cache: Path, key: dict[str, Any], ids: frozenset[str]) -> None:
 
 
 def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:
+    """The documents of a folder of text files, feeding what identifies them to ``digest``; two
+    files of one id (``a.txt`` and ``a.md``) are a :class:`ConfigError` naming both."""
+    files: dict[str, str] = {}
     for name, file in _folder_files(root):
         data = file.read_bytes()
         digest.update(f"{name}\0{len(data)}\0".encode())
@@ -320,6 +339,11 @@ def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:
                 f"evalkit.lexical corpus {path_named(file)}: not UTF-8 ({exc.reason} at byte {exc.start})"
             ) from None
         doc_id = name.rsplit(".", 1)[0]
+        first = files.setdefault(doc_id, name)
+        if first != name:
+            raise ConfigError(
+                f"evalkit.lexical corpus {path_named(root)}: document id {quoted(doc_id)} occurs twice ({quoted(first)} and {quoted(name)})"
+            )
         yield Document(doc_id, text, doc_id)
 
 
@@ -509,13 +533,7 @@ class LexicalRetriever:
                 """
             )
             count = 0
-            seen: set[str] = set()
-            for count, document in enumerate(self._documents(digest), start=1):
-                if document.id in seen:
-                    raise ConfigError(
-                        f"evalkit.lexical corpus {path_named(self.corpus)}: document id {quoted(document.id)} occurs twice"
-                    )
-                seen.add(document.id)
+            for count, document in enumerate(self._documents(digest), start=1):  # the readers refuse a repeated id
                 db.execute("INSERT INTO documents (rowid, doc_id) VALUES (?, ?)", (count, document.id))
                 db.execute(
                     "INSERT INTO passages (rowid, title, body) VALUES (?, ?, ?)", (count, document.title, document.text)

@@ -180,3 +180,68 @@ def test_no_home_folder_to_keep_the_cache_in_still_lists_and_checks_the_collecti
     refused = evalkit_cli("list", "questions", env=env)
     assert refused.code == 2 and 'document "ghost"' in refused.stderr, refused.stderr
     assert not any(path.name.startswith("ids-") for path in project.rglob("*")), "nothing kept"
+
+
+def test_a_corpus_line_that_is_not_utf8_fails_its_own_set_naming_the_line(evalkit_cli, project, tmp_path) -> None:
+    # A byte that is not UTF-8 in corpus.jsonl escaped as a bare UnicodeDecodeError: every
+    # [question_sets] table vanished (the provider failed whole, no file named), and the lexical
+    # retriever's prepare() made it an environment fault (exit 3) instead of bad input (exit 2).
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n")
+    with (project / "col" / "corpus.jsonl").open("ab") as corpus:
+        corpus.write(b'{"_id": "d3", "title": "\xff", "text": "alpha"}\n')
+    good = project / "good"
+    (good / "qrels").mkdir(parents=True)
+    (good / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha"}\n')
+    (good / "qrels" / "test.tsv").write_text("q1\td1\t1\n")
+    with (project / "evalkit.toml").open("a") as config:
+        config.write('\n[question_sets."beir.good"]\npath = "good"\n')
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    listed = evalkit_cli("list", "questions", "--json", env=env)
+    assert "beir.good" in listed.stdout, "the other collection is still listed"
+    assert "corpus.jsonl, line 4: not UTF-8 (invalid start byte at byte 24)" in listed.stdout
+    assert "UnicodeDecodeError" not in listed.stdout + listed.stderr
+    validated = evalkit_cli("validate", env=env)
+    assert validated.code == 2 and "corpus.jsonl, line 4: not UTF-8" in validated.stderr + validated.stdout
+    # the retriever reading the same corpus for another set: bad input, exit 2, the line named
+    (project / "evalkit.toml").write_text(
+        '[question_sets."beir.good"]\npath = "good"\n\n[deployments.prod]\nretriever = "evalkit.lexical"\n\n'
+        '[deployments.prod.retrievers."evalkit.lexical"]\ncorpus = "col"\n'
+    )
+    ran = evalkit_cli("retrieval", "beir.good", "--deployment", "prod", env=env)
+    assert ran.code == 2, ran.stderr
+    assert "corpus.jsonl, line 4: not UTF-8" in ran.stderr and "UnicodeDecodeError" not in ran.stderr
+
+
+def test_a_document_id_given_twice_in_the_corpus_is_refused_by_validate_as_by_the_run(
+    evalkit_cli, project, tmp_path
+) -> None:
+    # `evalkit validate` passed a corpus.jsonl holding "d1" twice (the qrels check read its ids
+    # into a set), then `evalkit retrieval` refused it when the index was built, without a line.
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n", corpus_ids=("d0", "d1", "d2", "d1"))
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    validated = evalkit_cli("validate", env=env)
+    assert validated.code == 2
+    assert (
+        'corpus.jsonl, line 4: document id "d1" occurs twice (first on line 2)' in validated.stderr + validated.stdout
+    )
+    ran = evalkit_cli("retrieval", "beir.col", "--deployment", "prod", env=env)
+    assert ran.code == 2 and 'line 4: document id "d1" occurs twice (first on line 2)' in ran.stderr
+    assert not (project / ".evalkit").exists(), "nothing was run or stored"
+
+
+def test_the_header_row_of_beir_qrels_after_blank_lines_is_still_a_header(evalkit_cli, project, tmp_path) -> None:
+    # Blank lines are skipped everywhere in a qrels file, but the header was taken only on line 1:
+    # a file opening with an empty line was refused, "line 2: the grade must be an integer, got 'score'".
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n")
+    qrels = project / "col" / "qrels" / "test.tsv"
+    qrels.write_text("\n" + qrels.read_text())
+    result = evalkit_cli("validate", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.code == 0, result.stdout + result.stderr
+    assert "beir.col (2 questions)" in result.stdout
+    # a header-like row after the first judgement is still refused
+    qrels.write_text("q1\td1\t1\nquery-id\tcorpus-id\tscore\nq2\td2\t1\n")
+    refused = evalkit_cli("validate", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert (
+        refused.code == 2
+        and "test.tsv, line 2: the grade must be an integer, got 'score'" in refused.stdout + refused.stderr
+    )

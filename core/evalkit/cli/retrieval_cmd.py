@@ -421,6 +421,15 @@ def render_outcome(
     out.print(f"Deployment:     {where}")
     out.print(f"Status:         {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     n = metrics.question_count
+    if not n and run.errored_count:
+        # Every question errored: "0.0% (0/0)", MRR 0.000 and "p50 0.0 ms" read as measurements of
+        # a retriever that found nothing, instantly; none was made.
+        out.print(f"Measured:       nothing (no question was scored; {counted(run.errored_count, 'question')} errored)")
+        if detail.prepare_seconds is not None:
+            out.print(f"Prepared in:    {detail.prepare_seconds:.2f} s (not counted as latency)")
+        _render_provenance(out, outcome)
+        _render_regression(out, outcome, fail_on_new_failures, fail_on_inconclusive)
+        return
     out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
     out.print(f"Top-3 hit rate: {_percent(metrics.top3_hit_rate)} ({metrics.top3_hits}/{n})")
     if run.errored_count:
