@@ -34,7 +34,9 @@ SHOWN_ANSWER_CHARS = 2_000
     ),
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
-@click.option("--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)")
+@click.option(
+    "--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)"
+)
 @global_options(json="print one JSON document instead of tables (every case)")
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit show``."""
@@ -152,7 +154,9 @@ def _print_json(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any) 
     print_cases_json(document, cases, run.case_count)
 
 
-def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
+def _print_tables(
+    run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside
+) -> None:
     from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
@@ -193,7 +197,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
         out.print(f"Label:      {run.label}")
     out.print(f"Privacy:    {run.privacy}")
     out.print(
-        "Verdict:    " + verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""),
+        "Verdict:    "
+        + verdict_label(verdict, with_baseline=True)
+        + (f" — {verdict.note}" if verdict and verdict.note else ""),
         soft_wrap=False,
     )
     out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
@@ -209,7 +215,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     answers = []
     conversations = []
     for case in cases:
-        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
+        rows.append(
+            [case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)]
+        )
         if case.answer_text:
             answers.append(case)
         if case.transcript:
@@ -230,7 +238,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
             shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
             out.line("  {case}: {answer}", case=case.case_id, answer=Lines(shown))
             if shown is not text:
-                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")
+                out.print(
+                    f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)"
+                )
             _print_beside(out, texts.get(case.case_id), beside, case.case_id)
     if conversations:
         out.line()
@@ -245,7 +255,9 @@ def _print_beside(out: Any, asked: Any, beside: Beside, case_id: str) -> None:
     """The lines under a case's answer: what it asked, its reference, the baseline's answer."""
     from .console import Lines
 
-    lines = [(role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())]
+    lines = [
+        (role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())
+    ]
     if asked is not None and asked.reference is not None:
         lines.append(("reference", asked.reference))
     if case_id in beside.answers:

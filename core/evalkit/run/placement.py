@@ -24,9 +24,25 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "SET_BUILT_IN_CODE", "Placement", "Shard", "built_in_code", "check_run_id", "continuing_call", "continuing_words",
-    "GRADER_PLUGIN", "REPEATS", "ANSWER_CACHE", "answering_options", "grader_plugin_of", "in_code_provenance", "new_run_id",
-    "prompt_run_provenance", "regrade_again", "regrade_command", "regraded_from", "stored_provenance",
+    "SET_BUILT_IN_CODE",
+    "Placement",
+    "Shard",
+    "built_in_code",
+    "check_run_id",
+    "continuing_call",
+    "continuing_words",
+    "GRADER_PLUGIN",
+    "REPEATS",
+    "ANSWER_CACHE",
+    "answering_options",
+    "grader_plugin_of",
+    "in_code_provenance",
+    "new_run_id",
+    "prompt_run_provenance",
+    "regrade_again",
+    "regrade_command",
+    "regraded_from",
+    "stored_provenance",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -74,7 +90,7 @@ class Shard:
         left, _, right = text.partition("/")
         index, count = whole_number(left), whole_number(right)
         if index is None or count is None:
-            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got {quoted(text)}')
+            raise UsageError(f"--shard must look like I/N (e.g. 2/4), got {quoted(text)}")
         return cls(index, count)
 
     def owns(self, case_id: str) -> bool:
@@ -92,14 +108,20 @@ def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
     return ["--shard", f"{shard.index}/{shard.count}", "--run-id", run_id]
 
 
-def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()) -> str:
+def continuing_call(
+    function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()
+) -> str:
     """What continues run ``run_id`` of a set built in code, which no ``evalkit`` command finds:
     the library call ``function`` again, ``evalkit.evaluate_set(<the in-code set "ID">, <the same
     arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
     (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
     what a stopped budget asks for, or :func:`answering_options`) as keywords too (``budget="2.5",
     max_requests=40``; a flag such as ``--cache`` as ``cache=True``)."""
-    placed = f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"' if shard is not None else f'run_id="{run_id}", resume=True'
+    placed = (
+        f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"'
+        if shard is not None
+        else f'run_id="{run_id}", resume=True'
+    )
     keywords = [placed]
     words = list(limits)
     while words:
@@ -107,7 +129,9 @@ def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shar
         flag = not words or words[0].startswith("--")
         value = "True" if flag else words.pop(0)
         keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if flag or value.isdigit() else quoted(value)}")
-    return f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
+    return (
+        f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
+    )
 
 
 #: The key of a run's stored ``provenance`` (its JSON document) that says its set was built in code,
