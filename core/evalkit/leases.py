@@ -89,13 +89,12 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
 class ResumeDefaults:
     """What a bare continuing command answers a run with, as the configuration says when the line
     is printed (:func:`resume_defaults`): each configured provider instance's model ``aliases``
-    (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it) and the
-    ``repeats`` each prompt is answered (``[run] repeats``, else 1). :func:`resume_hint` names the
-    ``--model`` and ``--repeats`` of a run answered otherwise: pasted without them, the line would
-    answer with these, and be refused."""
+    (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it).
+    :func:`resume_hint` names the ``--model`` of a run answered otherwise: pasted without it, the
+    line would answer with this one, and be refused. (Repeats need no default: a continuing command
+    without ``--repeats`` answers with the run's own, whatever ``[run] repeats`` says.)"""
 
     aliases: Mapping[str, str | None]
-    repeats: int = 1
 
 
 def resume_defaults(config: Any) -> ResumeDefaults:
@@ -103,21 +102,23 @@ def resume_defaults(config: Any) -> ResumeDefaults:
     from .components import stored_alias
 
     aliases = {name: stored_alias(instance.options.get("model")) for name, instance in config.providers.items()}
-    return ResumeDefaults(aliases, config.repeats or 1)
+    return ResumeDefaults(aliases)
 
 
 def resume_hint(
     run: Run, shards: Sequence[int] = (), count: int | None = None, defaults: ResumeDefaults | None = None
 ) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
-    --provider NAME [--repeats N] [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    --provider NAME [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
     continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``defaults``:
     what a bare command answers with as the configuration says now (:func:`resume_defaults`;
     ``None``: not known), for the ``--model`` of a run of an instance given another alias than its
-    configured one and the ``--repeats`` of a run answered another number of times."""
+    configured one. No ``--repeats``: a continuing command without it answers with the run's own
+    (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
+    configuration says when it is pasted."""
     import shlex
 
     from .run.placement import Shard, answering_options, built_in_code, continuing_call, regrade_again
@@ -130,7 +131,7 @@ def resume_hint(
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
         from .run.limit_stops import resume_limits
 
-        options = answering_options(run, _repeats(defaults)) if run.kind is not RunKind.RETRIEVAL else []
+        options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
         return " and ".join(
             f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))])}`"
             for part in parts
@@ -140,13 +141,7 @@ def resume_hint(
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = [
-            "evalkit",
-            "run",
-            run.set_identifier,
-            *_generator_options(run, defaults),
-            *answering_options(run, _repeats(defaults)),
-        ]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, defaults), *answering_options(run)]
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
@@ -156,11 +151,6 @@ def resume_hint(
             for i in shards
         )
     return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
-
-
-def _repeats(defaults: ResumeDefaults | None) -> int | None:
-    """The repeats a bare continuing command answers with (``None``: not known)."""
-    return defaults.repeats if defaults is not None else None
 
 
 def _part_of(shard: Any) -> str:

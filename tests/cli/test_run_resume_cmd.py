@@ -884,23 +884,26 @@ def _killed_half_way_on_ci_7(project, run_id: str) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("words", [("show", "k-4"), ("history", "arith.basic")])
 @pytest.mark.parametrize(
     ("given", "repeated"),
-    [(("--repeats", "3"), "--repeats 3"), (("--cache", "--privacy", "full"), "--cache --privacy full")],
+    [(("--repeats", "3"), ()), (("--cache", "--privacy", "full"), ("--cache", "--privacy", "full"))],
     ids=["repeats", "cache"],
 )
 def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
     evalkit_cli, project, words, given, repeated
 ) -> None:
     # `--repeats 3` or `--cache`, killed: history and show said "continue it with `evalkit run
-    # arith.basic --provider my-app --resume k-4`", which, pasted, was refused ("use --repeats 3")
-    # or asked the model for the answers the cache holds. The run keeps them; the line repeats them.
+    # arith.basic --provider my-app --resume k-4`", which, pasted, asked the model for the answers
+    # the cache holds. The run keeps them; the line repeats `--cache`. It says no `--repeats 3`: a
+    # resume without it answers with the run's own (the shortest line that does the same).
     import shlex
+
+    from evalkit.storage import open_repository
 
     answer_with(project, ARITH_GOOD)
     assert evalkit_cli("run", "arith.basic", "--provider", "my-app", *given, "--run-id", "k-4").code == 0
     _killed_half_way_on_ci_7(project, "k-4")
     said = evalkit_cli(*words)
     shown = " ".join((said.stdout + said.stderr).split())
-    hint = f"evalkit run arith.basic --provider my-app {repeated} --resume k-4"
+    hint = " ".join(("evalkit run arith.basic --provider my-app", *repeated, "--resume k-4"))
     assert f"continue it with `{hint}`" in shown, shown
     # the model no longer answers json-sum: only the cache does
     answer_with(
@@ -909,9 +912,15 @@ def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # every case answered as often as the run began with
+        assert {case.answers for case in repo.get_run("k-4").cases} == {3 if "--repeats" in given else 1}
+    finally:
+        repo.close()
 
 
-def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_its_library_call() -> None:
+def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_its_cache_in_its_library_call() -> None:
+    # repeats=3 is not said: a call that gives none continues a run with its own
     from evalkit.leases import resume_hint
     from evalkit.run.placement import prompt_run_provenance
     from evalkit.runs import Run
@@ -922,26 +931,26 @@ def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_
     )  # fmt: skip
     assert resume_hint(run) == (
         '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True, '
-        'repeats=3, cache=True, privacy="full")`'
+        'cache=True, privacy="full")`'
     )
 
 
-def test_a_resume_line_says_the_repeats_unless_the_configuration_it_is_printed_under_answers_them() -> None:
-    # The repeats a bare command answers with are the configuration's when the line is printed:
-    # not known (a viewer built without one), the line says them, whatever they are.
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_a_resume_line_never_says_the_repeats_a_bare_continuing_command_answers_with(repeats: int) -> None:
+    # A continuing command without --repeats answers with the run's own, whatever the configuration
+    # says when it is pasted: the line said `--repeats N` whenever the configuration it was printed
+    # under was not known (a viewer built without one) or said another number. The shortest line
+    # does the same; a shard's too.
     from evalkit.leases import ResumeDefaults, resume_hint
     from evalkit.run.placement import prompt_run_provenance
     from evalkit.runs import Run
 
     run = Run(id="r-2", set_identifier="arith.basic", grader="deterministic", provider_instance="app",
-              provenance=prompt_run_provenance(False, "deterministic", repeats=1))  # fmt: skip
-    said = "`evalkit run arith.basic --provider app --repeats 1 --resume r-2`"
+              provenance=prompt_run_provenance(False, "deterministic", repeats=repeats))  # fmt: skip
+    said = "`evalkit run arith.basic --provider app --resume r-2`"
     assert resume_hint(run) == said
-    assert resume_hint(run, defaults=ResumeDefaults({}, repeats=3)) == said
-    assert (
-        resume_hint(run, defaults=ResumeDefaults({}, repeats=1))
-        == "`evalkit run arith.basic --provider app --resume r-2`"
-    )
+    assert resume_hint(run, defaults=ResumeDefaults({})) == said
+    assert resume_hint(run, (2,), 2) == "`evalkit run arith.basic --provider app --shard 2/2 --run-id r-2`"
 
 
 def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adapter(evalkit_cli, project) -> None:
@@ -1019,8 +1028,11 @@ def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_
 ) -> None:
     # `[run] repeats = 3` configured, the run started with `--repeats 1`, killed: its line said
     # "continue it with `evalkit run arith.basic --provider my-app --resume k-5`", which, pasted,
-    # answered 3 times and was refused ("use --repeats 1"): only repeats above 1 were kept.
+    # answered 3 times and was refused ("use --repeats 1"): only repeats above 1 were kept. A bare
+    # resume now answers with the run's own, so that line (no `--repeats 1`) continues it.
     import shlex
+
+    from evalkit.storage import open_repository
 
     answer_with(project, ARITH_GOOD)
     config = project / "evalkit.toml"
@@ -1029,11 +1041,16 @@ def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_
     _killed_half_way_on_ci_7(project, "k-5")
     said = evalkit_cli(*words)
     shown = " ".join((said.stdout + said.stderr).split())
-    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-5"
+    hint = "evalkit run arith.basic --provider my-app --resume k-5"
     assert f"continue it with `{hint}`" in shown, shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        assert {case.answers for case in repo.get_run("k-5").cases} == {1}
+    finally:
+        repo.close()
 
 
 @pytest.mark.parametrize(
@@ -1048,8 +1065,8 @@ def test_a_killed_run_answered_with_the_configured_repeats_is_continued_with_the
     # then `[run] repeats = 3` configured: history, show, compare and report said "continue it with
     # `evalkit run arith.basic --provider my-app --resume k-6`", which, pasted, answered 3 times and
     # was refused ("use --repeats 1"): the run kept its repeats only when they differed from the
-    # configuration's when it began. It keeps them always; the line compares them with the
-    # configuration's when it is printed.
+    # configuration's when it began. It keeps them always, and a bare resume answers with them: the
+    # line needs no `--repeats 1` (it said one until the resume adopted them).
     import shlex
 
     answer_with(project, ARITH_GOOD)
@@ -1060,7 +1077,7 @@ def test_a_killed_run_answered_with_the_configured_repeats_is_continued_with_the
     config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
     said = evalkit_cli(*words)
     shown = " ".join((said.stdout + said.stderr).split())
-    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-6"
+    hint = "evalkit run arith.basic --provider my-app --resume k-6"
     assert f"continue it with `{hint}`" in shown, shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr

@@ -413,8 +413,9 @@ def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_t
 ) -> None:
     """A killed run answered once, as the configuration said when it began; then `[run] repeats = 3`
     configured: the run and compare pages said `evalkit run viewkit.live --provider app --shard 2/2
-    …`, which, pasted, answered 3 times and was refused. They say its `--repeats 1`, as `show` does
-    (`evalkit.leases.resume_defaults`, read from the viewer's configuration)."""
+    …`, which, pasted, answered 3 times and was refused; then they said its `--repeats 1`. A
+    continuing command without `--repeats` now answers with the run's own: the pages say the
+    shortest line that does so, as `show` does."""
     from evalkit.config import load_config
     from evalkit.view import create_app
     from starlette.testclient import TestClient
@@ -425,7 +426,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_t
     kill_second_shard_elsewhere(store_url, stored.live)
     config = project / "evalkit.toml"
     config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
-    rerun = "`evalkit run viewkit.live --provider app --repeats 1 --shard 2/2 --run-id live-run`"
+    rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
     shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said

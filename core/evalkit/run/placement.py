@@ -175,21 +175,16 @@ def prompt_run_provenance(in_code: bool, grader: str, repeats: int = 1, cache: b
     return provenance
 
 
-def answering_options(run: Any, configured_repeats: int | None = None) -> list[str]:
+def answering_options(run: Any) -> list[str]:
     """The options besides its generator's with which stored prompt ``run`` was answered, as a
-    command that continues it repeats them (:func:`prompt_run_provenance`): ``--repeats N`` when a
-    bare command would answer another number, ``configured_repeats`` (``[run] repeats``, else 1, as
-    the configuration says when the line is printed; ``None``: not known, so said whenever kept) —
-    a resume with another number is refused —, ``--cache`` (one without it asks the model for what the cache
-    holds; with ``--privacy full`` for a run kept at ``full``: below it ``--cache`` is refused
-    unless the configuration enables the cache, as it did for the run). None when its store keeps no
-    provenance."""
-    provenance = stored_provenance(run)
+    command that continues it repeats them (:func:`prompt_run_provenance`): ``--cache`` (one
+    without it asks the model for what the cache holds; with ``--privacy full`` for a run kept at
+    ``full``: below it ``--cache`` is refused unless the configuration enables the cache, as it did
+    for the run). Never ``--repeats``: a continuing command without it answers with the run's own
+    (:func:`evalkit.evaluate_set`), whatever ``[run] repeats`` says when it is pasted. None when its
+    store keeps no provenance."""
     words: list[str] = []
-    repeats = provenance.get(REPEATS)
-    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1 and repeats != configured_repeats:
-        words += ["--repeats", str(repeats)]
-    if provenance.get(ANSWER_CACHE) is True:
+    if stored_provenance(run).get(ANSWER_CACHE) is True:
         words.append("--cache")
         if getattr(run, "privacy", None) == "full":
             words += ["--privacy", "full"]

@@ -195,7 +195,7 @@ class RunPage:
     #: Whether a process answers the run now, as its leases say (``None``: not running, or unknown).
     liveness: RunLiveness | None = None
     #: What a bare continuing command answers with (:func:`evalkit.leases.resume_defaults`; ``None``:
-    #: not known), for the ``--model`` and ``--repeats`` of the line that continues a run no process answers.
+    #: not known), for the ``--model`` of the line that continues a run no process answers.
     defaults: ResumeDefaults | None = None
 
     @property
