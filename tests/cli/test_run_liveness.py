@@ -252,3 +252,30 @@ def test_a_shard_run_again_is_not_counted_in_while_it_is_answered_again(evalkit_
     assert again.code == 0 and again.json()["status"] == "complete", again.stderr
     (seen,) = progress
     assert seen.done == {3 - errored} and seen.answering == {errored} and seen.missing == (errored,), seen
+
+
+def test_a_running_run_shows_no_finish_time_until_its_last_shard_is_in(evalkit_cli, project) -> None:
+    """Shard 1/2 in, shard 2/2 answered on another machine whose process was killed (its lease
+    left to be taken over): `show` printed "Finished: 2026-12-06 05:12 UTC" (and `--json` a
+    `finished_at`) for the run still running, the time its first shard's finish stamped. A running
+    run has no finish time; the last shard's finish gives it one."""
+    from evalkit.leases import STALE_AFTER_S
+
+    answer_with(project, ARITH_GOOD)
+    first = evalkit_cli("run", "arith.basic", "--shard", "1/2", "--run-id", "pipe-5", "--database", LOCAL, "--json")
+    assert first.code == 0 and first.json()["status"] == "running", first.stderr
+    assert first.json()["finished_at"] is None
+
+    def shown_running_unfinished() -> None:
+        shown = evalkit_cli("show", "pipe-5", "--database", LOCAL)
+        assert "Status:     running" in shown.stdout and "Finished: —" in shown.stdout, shown.stdout
+        document = evalkit_cli("show", "pipe-5", "--database", LOCAL, "--json").json()
+        assert (document["status"], document["finished_at"]) == ("running", None)
+
+    shown_running_unfinished()  # shard 2/2 not started
+    _killed_elsewhere(project, "pipe-5", "2/2", age=STALE_AFTER_S + 5, shard_count=2)
+    shown_running_unfinished()  # shard 2/2 killed on another machine, its lease stale: taken over next
+    done = evalkit_cli("run", "arith.basic", "--shard", "2/2", "--run-id", "pipe-5", "--database", LOCAL)
+    assert done.code == 0, done.stdout + done.stderr
+    document = evalkit_cli("show", "pipe-5", "--database", LOCAL, "--json").json()
+    assert document["status"] == "complete" and document["finished_at"] is not None

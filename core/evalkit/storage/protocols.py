@@ -117,6 +117,9 @@ class ResultRepository(Protocol):
     ) -> Run:
         """Recompute the aggregates from the stored cases, set the status and return the run with cases.
 
+        ``finished_at`` is kept only for a status that ends the run: one left ``running`` (a shard in,
+        others still to come) has no finish time (``finished_at`` ``None``, as a run just begun).
+
         ``grader`` is the yardstick the run is stored under; ``identity`` the verified serving
         identity (``None``: unverified, ``identity_note`` says why); ``metrics`` and ``provenance``
         are kept as given when not ``None``.

@@ -170,8 +170,10 @@ class RunsAndCases(SqlStore):
 
         Concurrent finishers of one run (its shards) are serialised on the run row. A shard that
         asks for ``running`` after another shard already closed the run with every case leaves the
-        run as that shard stored it: its own view of the cases was older. The run is returned with
-        its cases unless ``with_cases`` is false (its aggregates are then the stored ones).
+        run as that shard stored it: its own view of the cases was older. A run left ``running``
+        (a shard in, others still to come) keeps no ``finished_at``: a running run has no finish
+        time, whatever its shards' finishes said. The run is returned with its cases unless
+        ``with_cases`` is false (its aggregates are then the stored ones).
         """
         with self._atomic():
             locked = self.Run.select(self.Run.status).where(self.Run.id == run_id)
@@ -184,7 +186,7 @@ class RunsAndCases(SqlStore):
             answered, passed, errored, score_sum = self._aggregates(run_id)
             update: dict[Any, Any] = {
                 self.Run.status: status,
-                self.Run.finished_at: finished_at,
+                self.Run.finished_at: None if status == RunStatus.RUNNING.value else finished_at,
                 self.Run.answered_count: answered,
                 self.Run.passed_count: passed,
                 self.Run.errored_count: errored,
