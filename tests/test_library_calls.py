@@ -147,7 +147,7 @@ def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_s
     assert note.startswith(
         "evalkit: raised during run refused-1: 0 cases committed before it are kept, the run is marked interrupted; "
     )
-    assert note.endswith("continue it with `evalkit run evalkit.smoke --resume refused-1`")
+    assert note.endswith("continue it with `evalkit run evalkit.smoke --resume refused-1 --provider refusing`")
 
 
 class _Generator:
@@ -181,7 +181,6 @@ class _Generator:
         ({"wait_ready": "30"}, "wait_ready"),
         ({"wait_ready": None}, "wait_ready"),
         ({"wait_ready": -1}, "wait_ready"),
-        ({"command_args": None}, "command_args"),
         ({"command_args": "--cache"}, "command_args"),
         ({"command_args": ["--repeats", 3]}, "command_args"),
         ({"baseline_file": "baseline.json"}, "baseline_file"),
@@ -346,9 +345,10 @@ def host_timeout(seconds: float) -> Iterator[Callable[..., None]]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _host_timed_out(call: Callable[[Callable[..., None]], object], url: str) -> None:
-    """The host's exception out of ``call(on_start)``, with evalkit's note on it; the run stored
-    as interrupted; the host's handler in place again."""
+def _host_timed_out(call: Callable[[Callable[..., None]], object], url: str, options: str = "") -> None:
+    """The host's exception out of ``call(on_start)``, with evalkit's note on it (its line ending
+    with ``options``: the ``--provider`` the call gave); the run stored as interrupted; the host's
+    handler in place again."""
     with host_timeout(0.3) as on_start:
         with pytest.raises(HostTimeout, match="the host's own") as raised:
             call(on_start)
@@ -357,7 +357,7 @@ def _host_timed_out(call: Callable[[Callable[..., None]], object], url: str) -> 
     assert run.status.value == "interrupted"
     assert raised.value.__notes__ == [
         f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
-        f"continue it with `evalkit run evalkit.smoke --resume {run.id}`"
+        f"continue it with `evalkit run evalkit.smoke --resume {run.id}{options}`"
     ]
 
 
@@ -388,6 +388,7 @@ def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_th
             on_start=on_start,
         ),
         url,
+        " --provider self",
     )
 
 
@@ -409,6 +410,7 @@ def test_a_hosts_own_alarm_while_the_generator_answers_is_the_hosts_not_an_evalk
                 "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
             ),
             url,
+            " --provider slow",
         )
 
 
@@ -1332,3 +1334,46 @@ def _inline_set(size: int):  # noqa: ANN202 - a GoldenPromptSet
         identifier="mine.inline", name="Inline",
         prompts=[GoldenPrompt(id=f"p{i}", prompt="Say x", reference="x", assertions=[Assertion(kind="contains", value="x")]) for i in range(size)],
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model", "chosen"),
+    [(None, "--provider my-app"), ("my-app-mini", "--provider my-app --model my-app-mini")],
+    ids=["configured", "model"],
+)
+def test_a_stopped_library_run_of_an_installed_set_says_the_generator_that_continues_it(
+    project: Path, cli: Callable, model: str | None, chosen: str
+) -> None:
+    """``evaluate_set("arith.basic", provider="my-app", …)`` stopped by ``max_requests`` (or Ctrl-C)
+    said ``evalkit run arith.basic --resume lib-1 --max-requests 12``: pasted, that answered with the
+    default generator and was refused, where the CLI's line says the ``--provider`` it was given.
+    A library caller's line names the generator (and a ``--model`` other than the configured one)
+    as the line ``history`` and ``show`` print for the stored run does; pasted, it finishes the run."""
+    import shlex
+
+    from evalkit import evaluate_set
+    from evalkit.errors import RunInterrupted
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    chosen_model = {"model": model} if model else {}
+    stopped = evaluate_set(
+        "arith.basic", provider="my-app", **chosen_model, cwd=project, run_id="lib-1", max_requests=1
+    )
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    line = note.split("resume it with: ", 1)[1]
+    assert line == f"evalkit run arith.basic --resume lib-1 {chosen} --max-requests 6", note
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_set("arith.basic", provider="my-app", **chosen_model, cwd=project, run_id="lib-2", on_case=ctrl_c)
+    assert str(interrupted.value).endswith(f"continue it with `evalkit run arith.basic --resume lib-2 {chosen}`"), str(
+        interrupted.value
+    )
+    for pasted in (line, f"evalkit run arith.basic --resume lib-2 {chosen}"):
+        resumed = cli(*shlex.split(pasted)[1:], "--json")
+        assert resumed.code == 0, resumed.stderr
+        assert resumed.json()["status"] == "complete"

@@ -116,12 +116,20 @@ def resume_hint(
     continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``defaults``:
     what a bare command answers with as the configuration says now (:func:`resume_defaults`;
     ``None``: not known), for the ``--model`` of a run of an instance given another alias than its
-    configured one. No ``--repeats``: a continuing command without it answers with the run's own
+    configured one. The options after the set are :func:`evalkit.run.placement.continuing_options`,
+    which a library call's own line says too. No ``--repeats``: a continuing command without it answers with the run's own
     (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
     configuration says when it is pasted."""
     import shlex
 
-    from .run.placement import Shard, answering_options, built_in_code, continuing_call, regrade_again
+    from .run.placement import (
+        Shard,
+        answering_options,
+        built_in_code,
+        continuing_call,
+        continuing_options,
+        regrade_again,
+    )
 
     again = regrade_again(run)
     if again is not None:
@@ -141,9 +149,8 @@ def resume_hint(
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, defaults), *answering_options(run)]
-        if run.answers_reused == "answers-from" and run.source_run_id:
-            words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
+        aliases = defaults.aliases if defaults is not None else None
+        words = ["evalkit", "run", run.set_identifier, *continuing_options(run, aliases)]
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(
@@ -198,30 +205,6 @@ def unended(run: Run, live: RunLiveness | None) -> tuple[int, ...]:
         return ()
     stopped = _limit_stopped(run, live)
     return tuple(i for i in live.missing if i not in stopped)
-
-
-def _generator_options(run: Run, defaults: ResumeDefaults | None = None) -> list[str]:
-    """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
-    (``--provider NAME``, with ``--model ALIAS`` when the run's alias is not the instance's
-    configured one in ``defaults``: a resume without it answers with that one, and is refused); for an ad-hoc run, which has no instance, its adapter (``--provider
-    ADAPTER``) and the ``--model`` it was given; for the built-in reference instance (no provider
-    configured), no ``--provider`` (``--provider reference`` names an ad-hoc reference generator,
-    another run's), and a ``--model`` it was given."""
-    from .components import REFERENCE_INSTANCE
-
-    if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
-        return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
-    if run.provider_instance:
-        aliases = defaults.aliases if defaults is not None else {}
-        other = run.provider_instance in aliases and aliases[run.provider_instance] != run.model_alias
-        return [
-            "--provider",
-            run.provider_instance,
-            *(["--model", run.model_alias] if other and run.model_alias else []),
-        ]
-    if not run.adapter:
-        return []
-    return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
 
 
 def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None = None) -> str:

@@ -24,6 +24,7 @@ from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
+from ..leases import resume_defaults
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
@@ -50,6 +51,7 @@ from .arguments import (
 )
 from .lifecycle import execute
 from .outcome import Outcome
+from .placement import continuing_options
 from .plan import Gate, Observing, Placement, RunPlan, Shard
 
 if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
@@ -157,7 +159,7 @@ _PROMPT_RUN_ARGUMENTS = _argument_kinds(
     provider=_PROVIDER, model=OPTIONAL_NAME, grader=TEXT,
     strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
     bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
-    command_args=WORDS,
+    command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
@@ -211,7 +213,7 @@ def evaluate_set(
     max_requests: int | None = None,
     cache: bool | None = None,
     answers_from: str | None = None,
-    command_args: Sequence[str] = (),
+    command_args: Sequence[str] | None = None,
     on_check: Callable[[CheckProgress], None] | None = None,
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
@@ -263,8 +265,7 @@ def evaluate_set(
 
     Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
     needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
-    run ends ``incomplete``, and its resume command (with ``command_args``, the caller's options)
-    asks for a higher limit; ``cache`` reads and writes the answer cache (``None``: the
+    run ends ``incomplete``, and its resume command asks for a higher limit; ``cache`` reads and writes the answer cache (``None``: the
     configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
     ``answers_from`` reuses the answers of a stored run (of this set and instance, kept at ``full``)
     for the unchanged prompts and asks the model for the rest. A run that reused answers is never
@@ -317,10 +318,12 @@ def evaluate_set(
             answering, wanted = _continued_repeats(answering, wanted, repository, run_id, notes)
         plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
         notes.extend(spending_notes)
-        answering = attrs.evolve(answering, spending=plan_of_spending, command_args=tuple(command_args))
+        answering = attrs.evolve(answering, spending=plan_of_spending)
+        placement = Placement(run_id, resume, shard, label, privacy)
+        answering = attrs.evolve(answering, command_args=_continuing_args(answering, placement, config, command_args))
         plan = RunPlan(
             answering,
-            Placement(run_id, resume, shard, label, privacy),
+            placement,
             Gate(
                 tolerances,
                 baseline,
@@ -360,6 +363,22 @@ def _continued_repeats(
         f"not {answering.repeats} as the configuration now says."
     )
     return attrs.evolve(answering, repeats=kept), attrs.evolve(wanted, repeats=kept)
+
+
+def _continuing_args(
+    answering: Any, placement: Placement, config: Config, given: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The options the line that continues the run repeats after the set: ``given`` (the CLI's, as
+    typed: ``--provider``, ``--config``, ``--database``…), else — a library call, whose caller typed
+    no command — what answers the run, by the one function that says it for a stored run
+    (:func:`~evalkit.run.placement.continuing_options`: ``--provider NAME``, a ``--model`` other than
+    the configured one, ``--cache``, ``--answers-from``), read from the run's header: without them
+    the line answered with the default generator and was refused."""
+    if given is not None:
+        return tuple(given)
+    return tuple(
+        continuing_options(answering.header(placement.run_id or "", 0.0, placement), resume_defaults(config).aliases)
+    )
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:

@@ -30,11 +30,13 @@ __all__ = [
     "built_in_code",
     "check_run_id",
     "continuing_call",
+    "continuing_options",
     "continuing_words",
     "GRADER_PLUGIN",
     "REPEATS",
     "ANSWER_CACHE",
     "answering_options",
+    "generator_options",
     "grader_plugin_of",
     "in_code_provenance",
     "new_run_id",
@@ -188,6 +190,47 @@ def answering_options(run: Any) -> list[str]:
         words.append("--cache")
         if getattr(run, "privacy", None) == "full":
             words += ["--privacy", "full"]
+    return words
+
+
+def generator_options(run: Any, aliases: Mapping[str, str | None] | None = None) -> list[str]:
+    """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
+    (``--provider NAME``, with ``--model ALIAS`` when the run's alias is not the instance's
+    configured one in ``aliases``, each configured instance's model alias as the configuration says
+    when the line is printed, ``None``: not known: a resume without it answers with that one, and is
+    refused); for an ad-hoc run, which has no instance, its adapter (``--provider ADAPTER``) and the
+    ``--model`` it was given; for the built-in reference instance (no provider configured), no
+    ``--provider`` (``--provider reference`` names an ad-hoc reference generator, another run's),
+    and a ``--model`` it was given."""
+    from ..components import REFERENCE_INSTANCE  # here: the CLI's start-up budget (see above)
+
+    if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
+        return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
+    if run.provider_instance:
+        known = aliases or {}
+        other = run.provider_instance in known and known[run.provider_instance] != run.model_alias
+        return [
+            "--provider",
+            run.provider_instance,
+            *(["--model", run.model_alias] if other and run.model_alias else []),
+        ]
+    if not run.adapter:
+        return []
+    return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
+
+
+def continuing_options(run: Any, aliases: Mapping[str, str | None] | None = None) -> list[str]:
+    """The options after the set of the command that continues prompt run ``run``, besides its
+    place (:func:`continuing_words`) and limits: what answers it (:func:`generator_options`), how
+    (:func:`answering_options`) and ``--answers-from SOURCE`` for a run that reuses a stored run's
+    answers (without it the model is asked for the rest). The one source of these words for every
+    line built from a run rather than from a command line: a stored run's (``history``, ``show``,
+    the viewer: :func:`evalkit.leases.resume_hint`) and a library call's, whose caller typed no
+    command (:func:`evalkit.evaluate_set` gives its run's header). ``aliases``: see
+    :func:`generator_options`."""
+    words = [*generator_options(run, aliases), *answering_options(run)]
+    if run.answers_reused == "answers-from" and run.source_run_id:
+        words += ["--answers-from", run.source_run_id]
     return words
 
 
