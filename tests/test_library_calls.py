@@ -1377,3 +1377,24 @@ def test_a_stopped_library_run_of_an_installed_set_says_the_generator_that_conti
         resumed = cli(*shlex.split(pasted)[1:], "--json")
         assert resumed.code == 0, resumed.stderr
         assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_the_request_limit_a_stopped_library_run_suggests_finishes_it(tmp_path: Path, limit: int) -> None:
+    """``repeats=2, max_requests=3``: the third request was the first of a case's two, stored
+    errored with its request counted. The note said ``max_requests=12`` (6 cases times 2), but the
+    resume's count starts at the 3 requests spent and asks that case again whole: called with it,
+    the run stopped at the limit again, incomplete. The limit suggested is enough, as the CLI's is
+    (one rule: :func:`evalkit.run.answering.spending.budget_args`)."""
+    import re
+
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    inline = _inline_set(6)
+    stopped = evaluate_set(inline, database=url, cwd=tmp_path, run_id="rq-2", repeats=2, max_requests=limit)
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    (again,) = re.findall(r"max_requests=(\d+)\)$", note)
+    resumed = evaluate_set(inline, database=url, cwd=tmp_path, run_id="rq-2", resume=True, max_requests=int(again))
+    assert resumed.run.status.value == "complete", resumed.notes
+    assert {case.answers for case in resumed.run.cases} == {2}

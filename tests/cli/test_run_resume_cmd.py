@@ -1335,3 +1335,28 @@ def test_a_resumed_run_killed_shows_no_verdict_of_its_earlier_close(evalkit_cli,
     assert shown.code == 0 and shown.json()["status"] == "running" and shown.json()["verdict"] is None, shown.stdout
     said = " ".join(evalkit_cli("show", "cap-8").stdout.split())
     assert "Verdict: —" in said and "spending limit" not in said, said
+
+
+@pytest.mark.parametrize("limit", [1, 3, 5])
+def test_the_request_limit_a_stop_suggests_finishes_a_run_cut_between_a_cases_repeats(
+    evalkit_cli, project, limit
+) -> None:
+    # `--repeats 2 --max-requests 3`: the third request was the first of the second case's two, which
+    # is stored errored, its request counted. The stop said `--max-requests 12` (6 cases times 2),
+    # but the resume starts its count at the 3 requests spent and asks that case again whole: it
+    # stopped at 12 with one case left, incomplete again. The limit suggested counts the requests
+    # spent and the ones the resume asks (every case not stored whole, times the repeats).
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    stopped = evalkit_cli(
+        "run", "arith.basic", "--provider", "my-app", "--repeats", "2", "--max-requests", str(limit), "--run-id", "rq-1"
+    )
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    line = said.split("resume it with: ", 1)[1].split(" All ", 1)[0].split(" Case ", 1)[0]
+    # the 12 the run takes and the one request the cut case spent (its answer asked again whole)
+    assert line == "evalkit run arith.basic --resume rq-1 --provider my-app --repeats 2 --max-requests 13", said
+    resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert resumed.json()["status"] == "complete"

@@ -519,7 +519,8 @@ class PromptAnswering:
         if streamed:
             assert store.streamed is not None
             tally = store.streamed.case_tally(header.id)
-            status = final_status(header.case_count, tally.answered, tally.errored)
+            stored_count, errored_count = tally.answered, tally.errored
+            status = final_status(header.case_count, stored_count, errored_count)
             identity, note = _tally_identity(tally, self.bound.configured)
             yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
@@ -533,7 +534,8 @@ class PromptAnswering:
             answered = repository.get_run(header.id)
             cases = answered.cases if answered is not None else ()
             cases_read = cases
-            status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
+            stored_count, errored_count = len(cases), sum(1 for c in cases if c.errored)
+            status = final_status(header.case_count, stored_count, errored_count)
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
             metrics = self._run_metrics(cases) if components.offers(self.grading, components.RunMetricsSource) else None
@@ -577,6 +579,7 @@ class PromptAnswering:
             status,
             spend,
             lambda: store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read,
+            whole=stored_count - errored_count,
         )
         if stop_note is not None:
             notes.append(stop_note)
@@ -618,19 +621,25 @@ class PromptAnswering:
         return metrics
 
     def _stopped(
-        self, header: Run, status: RunStatus, spend: RunSpend, stored: Callable[[], Iterable[CaseResult]]
+        self,
+        header: Run,
+        status: RunStatus,
+        spend: RunSpend,
+        stored: Callable[[], Iterable[CaseResult]],
+        whole: int | None = None,
     ) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
         stopped and the command that resumes it with a higher limit. A shard's note counts its own
         slice (``stored``: the run's cases, read only then) and says that the limits are the run's,
         which its shards share (what is spent is the run's: the limit it is told is sized for the
-        whole run, or the shard would be stopped again by what the other shards spend)."""
+        whole run, or the shard would be stopped again by what the other shards spend). ``whole``:
+        the run's cases stored whole (not errored), which a resume does not ask again."""
         extras = self.live.extras
         guard = extras.guard if extras is not None else None
         if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
             return status, None
         answered = spend.asked + spend.from_cache + spend.reused
-        limit = budget_args(guard, spend, header.case_count, self.repeats)
+        limit = budget_args(guard, spend, header.case_count, self.repeats, whole)
         self.live.resume_limits = limit
         where, run_part = f"after {answered} of {counted(header.case_count, 'case')}", ""
         budget = f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else ""

@@ -408,12 +408,18 @@ def budget_spent(
     return known + judged, spend.generator.requests
 
 
-def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1) -> tuple[str, ...]:
+def budget_args(
+    guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1, whole: int | None = None
+) -> tuple[str, ...]:
     """The limits a resume command gives after ``guard`` stopped a run: a budget enough for the
     whole run at the cost per case so far (rounded up, with a quarter to spare), at least twice
     the old one and at least what lets the resumed run send the request the budget refused and the
     rest at its estimate; a request limit of the requests the whole run takes (``repeats`` a case,
-    more when its cases so far took more: conversations), at least twice the old one."""
+    more when its cases so far took more: conversations), at least twice the old one, and at least
+    what the resume counts to: it starts from every request the run's stored cases spent
+    (``spend``: a case cut between its repeats is stored errored, its requests counted) and asks
+    each case not stored ``whole`` (``None``: not known, none) again in full. The CLI's line and a
+    library caller's both say this limit."""
     args: list[str] = []
     asked = spend.asked
     if guard.budget is not None:
@@ -434,9 +440,15 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: in
         rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
         args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
     if guard.max_requests is not None and guard.stopped and guard.stopped.startswith(REQUEST_LIMIT_REACHED):
+        requests = spend.generator.requests
         needed = case_count * repeats
+        each = repeats
         if asked:
-            needed = max(needed, math.ceil(spend.generator.requests * case_count / asked))
+            needed = max(needed, math.ceil(requests * case_count / asked))
+            each = max(each, math.ceil(requests / asked))
+        if whole is not None:
+            # the resume's count starts at what was spent, a case cut short included, and asks that case again
+            needed = max(needed, requests + max(0, case_count - whole) * each)
         args += ["--max-requests", str(max(needed, guard.max_requests * 2))]
     return tuple(args)
 
