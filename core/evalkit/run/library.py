@@ -265,8 +265,10 @@ def evaluate_set(
 
     Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
     needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
-    run ends ``incomplete``, and its resume command asks for a higher limit; ``cache`` reads and writes the answer cache (``None``: the
-    configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
+    run ends ``incomplete``, and its resume command asks for a higher limit (its options after the
+    set: ``command_args``, what a command line typed; ``None``, a library call: the ``--provider``
+    and the rest that answer the run, as ``evalkit history`` says them); ``cache`` reads and writes the
+    answer cache (``None``: the configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
     ``answers_from`` reuses the answers of a stored run (of this set and instance, kept at ``full``)
     for the unchanged prompts and asks the model for the rest. A run that reused answers is never
     accepted as a baseline automatically.

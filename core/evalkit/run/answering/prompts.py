@@ -299,7 +299,8 @@ class PromptAnswering:
     pricing: Mapping[str, Any] | None = None
     #: Reuse, cache and budget (:class:`SpendingPlan`); ``None``: every answer is asked for.
     spending: SpendingPlan | None = None
-    #: The options the caller gave that a resume command repeats (``--provider p --config c``…).
+    #: The options a resume command repeats after the set: the CLI's as typed (``--provider p
+    #: --config c``…), a library call's what answers the run (:func:`~evalkit.run.placement.continuing_options`).
     command_args: tuple[str, ...] = ()
     #: A run done again rather than resumed (a re-grade: ``evalkit run --resume`` would ask the
     #: model): the command that does it again, said in place of a resume command.
