@@ -89,13 +89,12 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
 class ResumeDefaults:
     """What a bare continuing command answers a run with, as the configuration says when the line
     is printed (:func:`resume_defaults`): each configured provider instance's model ``aliases``
-    (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it) and the
-    ``repeats`` each prompt is answered (``[run] repeats``, else 1). :func:`resume_hint` names the
-    ``--model`` and ``--repeats`` of a run answered otherwise: pasted without them, the line would
-    answer with these, and be refused."""
+    (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it).
+    :func:`resume_hint` names the ``--model`` of a run answered otherwise: pasted without it, the
+    line would answer with this one, and be refused. (Repeats need no default: a continuing command
+    without ``--repeats`` answers with the run's own, whatever ``[run] repeats`` says.)"""
 
     aliases: Mapping[str, str | None]
-    repeats: int = 1
 
 
 def resume_defaults(config: Any) -> ResumeDefaults:
@@ -103,22 +102,34 @@ def resume_defaults(config: Any) -> ResumeDefaults:
     from .components import stored_alias
 
     aliases = {name: stored_alias(instance.options.get("model")) for name, instance in config.providers.items()}
-    return ResumeDefaults(aliases, config.repeats or 1)
+    return ResumeDefaults(aliases)
 
 
-def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, defaults: ResumeDefaults | None = None) -> str:
+def resume_hint(
+    run: Run, shards: Sequence[int] = (), count: int | None = None, defaults: ResumeDefaults | None = None
+) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
-    --provider NAME [--repeats N] [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    --provider NAME [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
     continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``defaults``:
     what a bare command answers with as the configuration says now (:func:`resume_defaults`;
     ``None``: not known), for the ``--model`` of a run of an instance given another alias than its
-    configured one and the ``--repeats`` of a run answered another number of times."""
+    configured one. The options after the set are :func:`evalkit.run.placement.continuing_options`,
+    which a library call's own line says too. No ``--repeats``: a continuing command without it answers with the run's own
+    (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
+    configuration says when it is pasted."""
     import shlex
 
-    from .run.placement import Shard, answering_options, built_in_code, continuing_call, regrade_again
+    from .run.placement import (
+        Shard,
+        answering_options,
+        built_in_code,
+        continuing_call,
+        continuing_options,
+        regrade_again,
+    )
 
     again = regrade_again(run)
     if again is not None:
@@ -128,7 +139,7 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
         from .run.limit_stops import resume_limits
 
-        options = answering_options(run, _repeats(defaults)) if run.kind is not RunKind.RETRIEVAL else []
+        options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
         return " and ".join(
             f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))])}`"
             for part in parts
@@ -138,20 +149,15 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, defaults), *answering_options(run, _repeats(defaults))]
-        if run.answers_reused == "answers-from" and run.source_run_id:
-            words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
+        aliases = defaults.aliases if defaults is not None else None
+        words = ["evalkit", "run", run.set_identifier, *continuing_options(run, aliases)]
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(
-            f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`" for i in shards
+            f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`"
+            for i in shards
         )
     return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
-
-
-def _repeats(defaults: ResumeDefaults | None) -> int | None:
-    """The repeats a bare continuing command answers with (``None``: not known)."""
-    return defaults.repeats if defaults is not None else None
 
 
 def _part_of(shard: Any) -> str:
@@ -201,26 +207,6 @@ def unended(run: Run, live: RunLiveness | None) -> tuple[int, ...]:
     return tuple(i for i in live.missing if i not in stopped)
 
 
-def _generator_options(run: Run, defaults: ResumeDefaults | None = None) -> list[str]:
-    """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
-    (``--provider NAME``, with ``--model ALIAS`` when the run's alias is not the instance's
-    configured one in ``defaults``: a resume without it answers with that one, and is refused); for an ad-hoc run, which has no instance, its adapter (``--provider
-    ADAPTER``) and the ``--model`` it was given; for the built-in reference instance (no provider
-    configured), no ``--provider`` (``--provider reference`` names an ad-hoc reference generator,
-    another run's), and a ``--model`` it was given."""
-    from .components import REFERENCE_INSTANCE
-
-    if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
-        return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
-    if run.provider_instance:
-        aliases = defaults.aliases if defaults is not None else {}
-        other = run.provider_instance in aliases and aliases[run.provider_instance] != run.model_alias
-        return ["--provider", run.provider_instance, *(["--model", run.model_alias] if other and run.model_alias else [])]
-    if not run.adapter:
-        return []
-    return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
-
-
 def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None = None) -> str:
     """``no live process since 2026-12-05 06:56 UTC: …; continue it with `…```: what is said of a
     run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run; ``defaults``:
@@ -228,14 +214,18 @@ def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None =
     import time
 
     since = (
-        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen)) if live.last_seen is not None else "an unknown time"
+        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen))
+        if live.last_seen is not None
+        else "an unknown time"
     )
     hint = resume_hint(run, live.missing, live.shard_count, defaults)
     stopped = _limit_stopped(run, live)
     if stopped:
         count = live.shard_count
         shards = ", ".join(f"{i}/{count}" for i in stopped)
-        said = f"shard{'s' if len(stopped) > 1 else ''} {shards} of run {run.id} {'were' if len(stopped) > 1 else 'was'}"
+        said = (
+            f"shard{'s' if len(stopped) > 1 else ''} {shards} of run {run.id} {'were' if len(stopped) > 1 else 'was'}"
+        )
         limits = "; ".join(dict.fromkeys(stopped.values()))
         if len(stopped) == len(live.missing):
             return f"no live process since {since}: {said} stopped by a spending limit ({limits}), not killed; continue it with {hint}"
@@ -278,7 +268,9 @@ class LeaseKeeper:
     sets :attr:`lost` and ends the beating: the run stops at its next case.
     """
 
-    def __init__(self, repository: RunLeases, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S) -> None:
+    def __init__(
+        self, repository: RunLeases, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S
+    ) -> None:
         self._repository = repository
         self._run_id = run_id
         self._part = part

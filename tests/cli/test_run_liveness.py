@@ -43,7 +43,9 @@ def _age_leases(project, run_id: str, age: float) -> None:  # noqa: ANN001
     try:
         L = repo.Lease
         then = repo._store_now() - age
-        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == run_id) & L.heartbeat_at.is_null(False)).execute()
+        L.update({L.heartbeat_at: then, L.acquired_at: then}).where(
+            (L.run == run_id) & L.heartbeat_at.is_null(False)
+        ).execute()
         L.update({L.done_at: then, L.acquired_at: then}).where((L.run == run_id) & L.done_at.is_null(False)).execute()
     finally:
         repo.close()
@@ -89,7 +91,10 @@ def test_a_killed_run_is_shown_with_no_live_process_and_report_wait_stops_for_it
     waited = evalkit_cli("report", "nightly-7", "--wait", "--timeout", "60s", "--poll", "0.2s", "-o", "late.html")
     assert time.monotonic() - started < 30, "it waited for its --timeout"
     assert waited.code == 3, waited.stderr
-    assert "run nightly-7: 6 of 6 cases are in and the run is still running, but it has no live process since" in waited.stderr
+    assert (
+        "run nightly-7: 6 of 6 cases are in and the run is still running, but it has no live process since"
+        in waited.stderr
+    )
     assert resume in waited.stderr and not (project / "late.html").exists()
 
     # the command it names continues the run
@@ -121,7 +126,9 @@ def test_compare_says_a_killed_run_has_no_live_process_as_history_and_show_do(ev
     assert "continue it with `evalkit run arith.basic --provider my-app --resume nightly-7`" in said
     for order, which in ((("base-1", "nightly-7"), "RUN"), (("nightly-7", "base-1"), "BASE")):
         (note,) = [n for n in evalkit_cli("compare", *order, "--json").json()["notes"] if lacking in n]
-        assert note == f"{which} nightly-7 (6 of 6 cases answered) is running (no live process): {lacking}; it has {said}."
+        assert (
+            note == f"{which} nightly-7 (6 of 6 cases answered) is running (no live process): {lacking}; it has {said}."
+        )
     printed = evalkit_cli("compare", "base-1", "nightly-7")
     assert "is running (no live process)" in printed.stdout and said in " ".join(printed.stdout.split()), printed.stdout
 
@@ -209,7 +216,10 @@ def test_a_shard_run_again_is_not_counted_in_while_it_is_answered_again(evalkit_
     from evalkit.run.answering.prompts import PromptAnswering
 
     answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
-    shards = [evalkit_cli("run", "arith.basic", "--shard", f"{i}/2", "--run-id", "pipe-4", "--database", LOCAL, "--json") for i in (1, 2)]
+    shards = [
+        evalkit_cli("run", "arith.basic", "--shard", f"{i}/2", "--run-id", "pipe-4", "--database", LOCAL, "--json")
+        for i in (1, 2)
+    ]
     assert {s.json()["status"] for s in shards} == {"running", "incomplete"}, [s.stderr for s in shards]
     (errored,) = [i for i, s in zip((1, 2), shards, strict=True) if any(c["errored"] for c in s.json()["cases"])]
     _age_leases(project, "pipe-4", STALE_AFTER_S * 3)  # both shards were in long ago
@@ -242,3 +252,30 @@ def test_a_shard_run_again_is_not_counted_in_while_it_is_answered_again(evalkit_
     assert again.code == 0 and again.json()["status"] == "complete", again.stderr
     (seen,) = progress
     assert seen.done == {3 - errored} and seen.answering == {errored} and seen.missing == (errored,), seen
+
+
+def test_a_running_run_shows_no_finish_time_until_its_last_shard_is_in(evalkit_cli, project) -> None:
+    """Shard 1/2 in, shard 2/2 answered on another machine whose process was killed (its lease
+    left to be taken over): `show` printed "Finished: 2026-12-06 05:12 UTC" (and `--json` a
+    `finished_at`) for the run still running, the time its first shard's finish stamped. A running
+    run has no finish time; the last shard's finish gives it one."""
+    from evalkit.leases import STALE_AFTER_S
+
+    answer_with(project, ARITH_GOOD)
+    first = evalkit_cli("run", "arith.basic", "--shard", "1/2", "--run-id", "pipe-5", "--database", LOCAL, "--json")
+    assert first.code == 0 and first.json()["status"] == "running", first.stderr
+    assert first.json()["finished_at"] is None
+
+    def shown_running_unfinished() -> None:
+        shown = evalkit_cli("show", "pipe-5", "--database", LOCAL)
+        assert "Status:     running" in shown.stdout and "Finished: —" in shown.stdout, shown.stdout
+        document = evalkit_cli("show", "pipe-5", "--database", LOCAL, "--json").json()
+        assert (document["status"], document["finished_at"]) == ("running", None)
+
+    shown_running_unfinished()  # shard 2/2 not started
+    _killed_elsewhere(project, "pipe-5", "2/2", age=STALE_AFTER_S + 5, shard_count=2)
+    shown_running_unfinished()  # shard 2/2 killed on another machine, its lease stale: taken over next
+    done = evalkit_cli("run", "arith.basic", "--shard", "2/2", "--run-id", "pipe-5", "--database", LOCAL)
+    assert done.code == 0, done.stdout + done.stderr
+    document = evalkit_cli("show", "pipe-5", "--database", LOCAL, "--json").json()
+    assert document["status"] == "complete" and document["finished_at"] is not None

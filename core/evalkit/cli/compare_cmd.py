@@ -55,7 +55,7 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
     """What differs between the two runs besides their cases, and which is not complete (a running
     run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
-    aliases and repeats call for: :func:`evalkit.leases.resume_defaults`)."""
+    aliases call for: :func:`evalkit.leases.resume_defaults`)."""
     from ..leases import gone_clause, resume_defaults, status_label
     from ..verdict import different_corpora, different_k
     from .stored import identity_label, measured_label

@@ -207,7 +207,7 @@ def _print_tables(
         from ..config import load_config
         from ..leases import gone_sentence, resume_defaults
 
-        # the configured aliases and repeats: a run given another --model or --repeats is continued with it
+        # the configured aliases: a run given another --model is continued with it
         out.print(f"            {gone_sentence(run, live, resume_defaults(load_config(beside.config_path)))}")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")

@@ -24,6 +24,7 @@ from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
+from ..leases import resume_defaults
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
@@ -50,6 +51,7 @@ from .arguments import (
 )
 from .lifecycle import execute
 from .outcome import Outcome
+from .placement import continuing_options
 from .plan import Gate, Observing, Placement, RunPlan, Shard
 
 if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
@@ -72,7 +74,9 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
 
         path = missing_store(url)
         if path is not None:
-            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path_named(path)} yet, so there is no run to find (the first run creates it)")
+            raise UsageError(
+                f"{argument(needs_a_run)}: there is no store at {path_named(path)} yet, so there is no run to find (the first run creates it)"
+            )
     repository = open_repository(url)
     try:
         yield repository
@@ -87,7 +91,9 @@ def _privacy(privacy: str | None, config: Config) -> str:
     return chosen
 
 
-def _gating(config: Config, tolerances: Tolerances | None, gate: GateSettings | None, kind: str) -> tuple[Tolerances, GateSettings]:
+def _gating(
+    config: Config, tolerances: Tolerances | None, gate: GateSettings | None, kind: str
+) -> tuple[Tolerances, GateSettings]:
     """The run's tolerances and gate settings: those given, else the configuration's ``[gate]``
     (for this ``kind`` of run), else the defaults."""
     if gate is not None and not isinstance(gate, GateSettings):
@@ -153,11 +159,14 @@ _PROMPT_RUN_ARGUMENTS = _argument_kinds(
     provider=_PROVIDER, model=OPTIONAL_NAME, grader=TEXT,
     strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
     bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
-    command_args=WORDS,
+    command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
-    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_NAME, on_prepare=CALLBACK,
+    retriever=OPTIONAL_TEXT,
+    deployment=OPTIONAL_TEXT,
+    judge_unjudged=OPTIONAL_NAME,
+    on_prepare=CALLBACK,
 )
 
 
@@ -204,7 +213,7 @@ def evaluate_set(
     max_requests: int | None = None,
     cache: bool | None = None,
     answers_from: str | None = None,
-    command_args: Sequence[str] = (),
+    command_args: Sequence[str] | None = None,
     on_check: Callable[[CheckProgress], None] | None = None,
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
@@ -256,9 +265,10 @@ def evaluate_set(
 
     Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
     needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
-    run ends ``incomplete``, and its resume command (with ``command_args``, the caller's options)
-    asks for a higher limit; ``cache`` reads and writes the answer cache (``None``: the
-    configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
+    run ends ``incomplete``, and its resume command asks for a higher limit (its options after the
+    set: ``command_args``, what a command line typed; ``None``, a library call: the ``--provider``
+    and the rest that answer the run, as ``evalkit history`` says them); ``cache`` reads and writes the
+    answer cache (``None``: the configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
     ``answers_from`` reuses the answers of a stored run (of this set and instance, kept at ``full``)
     for the unchanged prompts and asks the model for the rest. A run that reused answers is never
     accepted as a baseline automatically.
@@ -292,7 +302,15 @@ def evaluate_set(
     # the generator's one free readiness probe, before the store is even opened (a resumed or
     # joined run makes it once the store agreed: see PromptAnswering.before_joining)
     notes.extend(prompt_answering.check_ready(answering, probe_generator=not resume and run_id is None))
-    asked_for = "resume" if resume else "baseline" if baseline is not None else "answers_from" if answers_from is not None else None
+    asked_for = (
+        "resume"
+        if resume
+        else "baseline"
+        if baseline is not None
+        else "answers_from"
+        if answers_from is not None
+        else None
+    )
     with opened(url, needs_a_run=asked_for) as repository:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
@@ -302,12 +320,28 @@ def evaluate_set(
             answering, wanted = _continued_repeats(answering, wanted, repository, run_id, notes)
         plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
         notes.extend(spending_notes)
-        answering = attrs.evolve(answering, spending=plan_of_spending, command_args=tuple(command_args))
+        answering = attrs.evolve(answering, spending=plan_of_spending)
+        placement = Placement(run_id, resume, shard, label, privacy)
+        answering = attrs.evolve(answering, command_args=_continuing_args(answering, placement, config, command_args))
         plan = RunPlan(
             answering,
-            Placement(run_id, resume, shard, label, privacy),
-            Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
-            Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
+            placement,
+            Gate(
+                tolerances,
+                baseline,
+                fail_on_new_failures,
+                baseline_run=baseline_file.run if baseline_file is not None else None,
+                settings=gate,
+            ),
+            Observing(
+                manager,
+                config.hook_timeout,
+                tuple(f.error for f in hook_failures),
+                on_start,
+                on_case,
+                on_stored,
+                keep_cases,
+            ),
             tuple(notes),
             answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
@@ -331,6 +365,22 @@ def _continued_repeats(
         f"not {answering.repeats} as the configuration now says."
     )
     return attrs.evolve(answering, repeats=kept), attrs.evolve(wanted, repeats=kept)
+
+
+def _continuing_args(
+    answering: Any, placement: Placement, config: Config, given: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The options the line that continues the run repeats after the set: ``given`` (the CLI's, as
+    typed: ``--provider``, ``--config``, ``--database``…), else — a library call, whose caller typed
+    no command — what answers the run, by the one function that says it for a stored run
+    (:func:`~evalkit.run.placement.continuing_options`: ``--provider NAME``, a ``--model`` other than
+    the configured one, ``--cache``, ``--answers-from``), read from the run's header: without them
+    the line answered with the default generator and was refused."""
+    if given is not None:
+        return tuple(given)
+    return tuple(
+        continuing_options(answering.header(placement.run_id or "", 0.0, placement), resume_defaults(config).aliases)
+    )
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:
@@ -444,7 +494,9 @@ def evaluate_retrieval(
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = _gating(config, tolerances, gate, "retrieval")
-    source = question_answering.QuestionSource(question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy)
+    source = question_answering.QuestionSource(
+        question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy
+    )
     resolved = question_answering.resolve_questions(source, config)
     url = resolve_database_url(database, config, cwd)
     if baseline_file is not None:
@@ -458,7 +510,9 @@ def evaluate_retrieval(
     if judge_unjudged is not None:
         from ..retrieval.holes import hole_judging
 
-        holes = hole_judging(judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions))
+        holes = hole_judging(
+            judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions)
+        )
         holes.check_ready()
     answering = question_answering.start_retriever(resolved, config, on_prepare)
     closing: list[str] = []
@@ -472,13 +526,28 @@ def evaluate_retrieval(
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),
-                Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
-                Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, keep_cases=keep_cases),
+                Gate(
+                    tolerances,
+                    baseline,
+                    fail_on_new_failures,
+                    baseline_run=baseline_file.run if baseline_file is not None else None,
+                    settings=gate,
+                ),
+                Observing(
+                    manager,
+                    config.hook_timeout,
+                    tuple(f.error for f in hook_failures),
+                    on_start,
+                    on_case,
+                    keep_cases=keep_cases,
+                ),
             )
             outcome = execute(plan, repository)
     finally:
         try:
-            closing.append(question_answering.close_retriever(answering.retriever, resolved.record, resolved.deployment.timeout))
+            closing.append(
+                question_answering.close_retriever(answering.retriever, resolved.record, resolved.deployment.timeout)
+            )
         finally:
             if holes is not None:
                 closing.append(holes.unusable())  # what the judge gave that broke its rule, said with the run
@@ -487,5 +556,7 @@ def evaluate_retrieval(
     if closed:  # said with the run, as a hook's failure is
         outcome = attrs.evolve(outcome, plugin_failures=(*outcome.plugin_failures, *closed))
     if is_in_memory(url):
-        outcome = attrs.evolve(outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept."))
+        outcome = attrs.evolve(
+            outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept.")
+        )
     return outcome

@@ -24,9 +24,27 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "SET_BUILT_IN_CODE", "Placement", "Shard", "built_in_code", "check_run_id", "continuing_call", "continuing_words",
-    "GRADER_PLUGIN", "REPEATS", "ANSWER_CACHE", "answering_options", "grader_plugin_of", "in_code_provenance", "new_run_id",
-    "prompt_run_provenance", "regrade_again", "regrade_command", "regraded_from", "stored_provenance",
+    "SET_BUILT_IN_CODE",
+    "Placement",
+    "Shard",
+    "built_in_code",
+    "check_run_id",
+    "continuing_call",
+    "continuing_options",
+    "continuing_words",
+    "GRADER_PLUGIN",
+    "REPEATS",
+    "ANSWER_CACHE",
+    "answering_options",
+    "generator_options",
+    "grader_plugin_of",
+    "in_code_provenance",
+    "new_run_id",
+    "prompt_run_provenance",
+    "regrade_again",
+    "regrade_command",
+    "regraded_from",
+    "stored_provenance",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -74,7 +92,7 @@ class Shard:
         left, _, right = text.partition("/")
         index, count = whole_number(left), whole_number(right)
         if index is None or count is None:
-            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got {quoted(text)}')
+            raise UsageError(f"--shard must look like I/N (e.g. 2/4), got {quoted(text)}")
         return cls(index, count)
 
     def owns(self, case_id: str) -> bool:
@@ -92,14 +110,20 @@ def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
     return ["--shard", f"{shard.index}/{shard.count}", "--run-id", run_id]
 
 
-def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()) -> str:
+def continuing_call(
+    function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()
+) -> str:
     """What continues run ``run_id`` of a set built in code, which no ``evalkit`` command finds:
     the library call ``function`` again, ``evalkit.evaluate_set(<the in-code set "ID">, <the same
     arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
     (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
     what a stopped budget asks for, or :func:`answering_options`) as keywords too (``budget="2.5",
     max_requests=40``; a flag such as ``--cache`` as ``cache=True``)."""
-    placed = f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"' if shard is not None else f'run_id="{run_id}", resume=True'
+    placed = (
+        f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"'
+        if shard is not None
+        else f'run_id="{run_id}", resume=True'
+    )
     keywords = [placed]
     words = list(limits)
     while words:
@@ -107,7 +131,9 @@ def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shar
         flag = not words or words[0].startswith("--")
         value = "True" if flag else words.pop(0)
         keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if flag or value.isdigit() else quoted(value)}")
-    return f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
+    return (
+        f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
+    )
 
 
 #: The key of a run's stored ``provenance`` (its JSON document) that says its set was built in code,
@@ -151,24 +177,60 @@ def prompt_run_provenance(in_code: bool, grader: str, repeats: int = 1, cache: b
     return provenance
 
 
-def answering_options(run: Any, configured_repeats: int | None = None) -> list[str]:
+def answering_options(run: Any) -> list[str]:
     """The options besides its generator's with which stored prompt ``run`` was answered, as a
-    command that continues it repeats them (:func:`prompt_run_provenance`): ``--repeats N`` when a
-    bare command would answer another number, ``configured_repeats`` (``[run] repeats``, else 1, as
-    the configuration says when the line is printed; ``None``: not known, so said whenever kept) —
-    a resume with another number is refused —, ``--cache`` (one without it asks the model for what the cache
-    holds; with ``--privacy full`` for a run kept at ``full``: below it ``--cache`` is refused
-    unless the configuration enables the cache, as it did for the run). None when its store keeps no
-    provenance."""
-    provenance = stored_provenance(run)
+    command that continues it repeats them (:func:`prompt_run_provenance`): ``--cache`` (one
+    without it asks the model for what the cache holds; with ``--privacy full`` for a run kept at
+    ``full``: below it ``--cache`` is refused unless the configuration enables the cache, as it did
+    for the run). Never ``--repeats``: a continuing command without it answers with the run's own
+    (:func:`evalkit.evaluate_set`), whatever ``[run] repeats`` says when it is pasted. None when its
+    store keeps no provenance."""
     words: list[str] = []
-    repeats = provenance.get(REPEATS)
-    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1 and repeats != configured_repeats:
-        words += ["--repeats", str(repeats)]
-    if provenance.get(ANSWER_CACHE) is True:
+    if stored_provenance(run).get(ANSWER_CACHE) is True:
         words.append("--cache")
         if getattr(run, "privacy", None) == "full":
             words += ["--privacy", "full"]
+    return words
+
+
+def generator_options(run: Any, aliases: Mapping[str, str | None] | None = None) -> list[str]:
+    """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
+    (``--provider NAME``, with ``--model ALIAS`` when the run's alias is not the instance's
+    configured one in ``aliases``, each configured instance's model alias as the configuration says
+    when the line is printed, ``None``: not known: a resume without it answers with that one, and is
+    refused); for an ad-hoc run, which has no instance, its adapter (``--provider ADAPTER``) and the
+    ``--model`` it was given; for the built-in reference instance (no provider configured), no
+    ``--provider`` (``--provider reference`` names an ad-hoc reference generator, another run's),
+    and a ``--model`` it was given."""
+    from ..components import REFERENCE_INSTANCE  # here: the CLI's start-up budget (see above)
+
+    if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
+        return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
+    if run.provider_instance:
+        known = aliases or {}
+        other = run.provider_instance in known and known[run.provider_instance] != run.model_alias
+        return [
+            "--provider",
+            run.provider_instance,
+            *(["--model", run.model_alias] if other and run.model_alias else []),
+        ]
+    if not run.adapter:
+        return []
+    return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
+
+
+def continuing_options(run: Any, aliases: Mapping[str, str | None] | None = None) -> list[str]:
+    """The options after the set of the command that continues prompt run ``run``, besides its
+    place (:func:`continuing_words`) and limits: what answers it (:func:`generator_options`), how
+    (:func:`answering_options`) and ``--answers-from SOURCE`` for a run that reuses a stored run's
+    answers (without it the model is asked for the rest). The one source of these words for every
+    line built from a run rather than from a command line: a stored run's (``history``, ``show``,
+    the viewer: :func:`evalkit.leases.resume_hint`) and a library call's, whose caller typed no
+    command (:func:`evalkit.evaluate_set` gives its run's header). ``aliases``: see
+    :func:`generator_options`."""
+    words = [*generator_options(run, aliases), *answering_options(run)]
+    if run.answers_reused == "answers-from" and run.source_run_id:
+        words += ["--answers-from", run.source_run_id]
     return words
 
 

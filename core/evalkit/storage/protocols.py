@@ -117,6 +117,9 @@ class ResultRepository(Protocol):
     ) -> Run:
         """Recompute the aggregates from the stored cases, set the status and return the run with cases.
 
+        ``finished_at`` is kept only for a status that ends the run: one left ``running`` (a shard in,
+        others still to come) has no finish time (``finished_at`` ``None``, as a run just begun).
+
         ``grader`` is the yardstick the run is stored under; ``identity`` the verified serving
         identity (``None``: unverified, ``identity_note`` says why); ``metrics`` and ``provenance``
         are kept as given when not ``None``.
@@ -151,7 +154,11 @@ class ResumableRuns(Protocol):
         ...
 
     def latest_unfinished_run(
-        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str,
+        self,
+        set_identifier: str,
+        provider_instance: str | None,
+        model_alias: str | None,
+        grader: str,
         adapter: str | None = None,
     ) -> Run | None:
         """The newest prompt run of the set for this instance, alias and grader that is not complete,
@@ -447,7 +454,9 @@ class CaseHistory(Protocol):
     (the same answer, more reads).
     """
 
-    def case_history(self, scope: BaselineScope, *, runs: int = 20, case_ids: Sequence[str] | None = None) -> list[RunOutcomes]:
+    def case_history(
+        self, scope: BaselineScope, *, runs: int = 20, case_ids: Sequence[str] | None = None
+    ) -> list[RunOutcomes]:
         """The ``runs`` most recent complete runs of exactly ``scope`` (newest first), each with
         the outcomes of its answered cases — only those of ``case_ids`` when given."""
         ...
@@ -509,7 +518,11 @@ def capabilities(repository: Any) -> Capabilities:
 
 
 def latest_unfinished_run_of(
-    store: ResumableRuns, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str,
+    store: ResumableRuns,
+    set_identifier: str,
+    provider_instance: str | None,
+    model_alias: str | None,
+    grader: str,
     adapter: str | None,
 ) -> Run | None:
     """``store``'s :meth:`ResumableRuns.latest_unfinished_run` for a generator of this instance,

@@ -63,8 +63,13 @@ FILTERS: tuple[Filter, ...] = (
     Filter("still_failing", "Still failing", _tagged("still failing"), True),
     Filter("added", "Added", _tagged("added"), True),
     Filter("edited", "Edited", _tagged("edited"), True),
-    Filter("flaky", "Flaky", lambda row, change: row.unstable, needs_data=True,
-           why_not="no case of this run was judged several times with differing outcomes (--judge-repeats)"),
+    Filter(
+        "flaky",
+        "Flaky",
+        lambda row, change: row.unstable,
+        needs_data=True,
+        why_not="no case of this run was judged several times with differing outcomes (--judge-repeats)",
+    ),
 )
 _FILTERS = {f.key: f for f in FILTERS}
 
@@ -130,7 +135,13 @@ def compared_figures(comparison: Comparison | None, retrieval: bool) -> tuple[Fi
     first, second = ("hit@1", "hit@3") if retrieval else ("Pass rate", "Mean score")
     return (
         Figure("pass_rate", f"{first}, {unit}", float(comparison.pass_rate), float(comparison.baseline_pass_rate)),
-        Figure("mean_score", f"{second}, {unit}", float(comparison.mean_score), float(comparison.baseline_mean_score), retrieval),
+        Figure(
+            "mean_score",
+            f"{second}, {unit}",
+            float(comparison.mean_score),
+            float(comparison.baseline_mean_score),
+            retrieval,
+        ),
     )
 
 
@@ -184,7 +195,7 @@ class RunPage:
     #: Whether a process answers the run now, as its leases say (``None``: not running, or unknown).
     liveness: RunLiveness | None = None
     #: What a bare continuing command answers with (:func:`evalkit.leases.resume_defaults`; ``None``:
-    #: not known), for the ``--model`` and ``--repeats`` of the line that continues a run no process answers.
+    #: not known), for the ``--model`` of the line that continues a run no process answers.
     defaults: ResumeDefaults | None = None
 
     @property
@@ -229,7 +240,10 @@ class RunPage:
 def _counted(index: RunIndex, tags: Mapping[str, str]) -> tuple[tuple[str | None, ...], dict[str, int]]:
     """Each row's change, in row order, and how many rows each filter keeps."""
     changes = tuple(tags.get(row.case_id) for row in index.rows)
-    counts = {key: sum(1 for row, change in zip(index.rows, changes, strict=True) if f.keep(row, change)) for key, f in _FILTERS.items()}
+    counts = {
+        key: sum(1 for row, change in zip(index.rows, changes, strict=True) if f.keep(row, change))
+        for key, f in _FILTERS.items()
+    }
     return changes, counts
 
 
@@ -267,10 +281,24 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
     tags = change_tags(comparison)
     installed, installed_note = state.installed.get(run.set_identifier, run.kind)
     search = state.search(run, index, Query(query.q, query.regex)) if query.q else None
-    versions = (run.id, index.version, baseline_index.run_id if baseline_index else None, baseline_index.version if baseline_index else None)
+    versions = (
+        run.id,
+        index.version,
+        baseline_index.run_id if baseline_index else None,
+        baseline_index.version if baseline_index else None,
+    )
     changes, counts = state.remember(("counted", *versions), lambda: _counted(index, tags))
     order = installed.order if installed is not None else {}
-    listed = ("kept", *versions, query.filter, query.sort, query.order, query.q, query.regex, installed and installed.loaded_at)
+    listed = (
+        "kept",
+        *versions,
+        query.filter,
+        query.sort,
+        query.order,
+        query.q,
+        query.regex,
+        installed and installed.loaded_at,
+    )
     rows = state.remember(listed, lambda: _kept(index, changes, query, search, order))
     paging = Paging.of(query.page, query.per, len(rows))
     shown = paging.cut(rows)
@@ -280,15 +308,31 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
     sources = state.sources(run, {row.case_id: row.fingerprint for row in shown})
     columns = columns_for(run.kind, [(row, cases.get(row.case_id)) for row in shown])
     views = tuple(
-        case_view(CaseParts(run, row, cases.get(row.case_id), tags.get(row.case_id), sources[row.case_id], columns,
-                            baseline_cases.get(row.case_id)))  # fmt: skip
+        case_view(
+            CaseParts(
+                run,
+                row,
+                cases.get(row.case_id),
+                tags.get(row.case_id),
+                sources[row.case_id],
+                columns,
+                baseline_cases.get(row.case_id),
+            )
+        )  # fmt: skip
         for row in shown
     )
     filters = tuple(
-        FilterChoice(f, counts[f.key], f.key == query.filter, (comparison is not None or not f.needs_baseline) and (counts[f.key] > 0 or not f.needs_data))
+        FilterChoice(
+            f,
+            counts[f.key],
+            f.key == query.filter,
+            (comparison is not None or not f.needs_baseline) and (counts[f.key] > 0 or not f.needs_data),
+        )
         for f in FILTERS
     )
-    report = Report(run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None)
+    report = Report(
+        run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None
+    )
     return RunPage(
         run, report, verdict, acceptance, baseline, comparison, attrs.evolve(query, page=paging.number), filters, search,
         paging, views, columns, installed_note, index.seconds, state.liveness(run), state.resume_defaults(),
@@ -334,5 +378,9 @@ def build_case_page(state: ViewerState, run_id: str, case_id: str | None, positi
     source = state.sources(run, {row.case_id: row.fingerprint})[row.case_id]
     columns = columns_for(run.kind, [(row, case)])
     view = case_view(CaseParts(run, row, case, tag, source, columns, baseline_case, ANSWER_PAGE_CHARS))
-    report = Report(run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None)
-    return CasePage(run, report, view, baseline if baseline_case is not None else None, row.position, len(index), columns)
+    report = Report(
+        run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None
+    )
+    return CasePage(
+        run, report, view, baseline if baseline_case is not None else None, row.position, len(index), columns
+    )

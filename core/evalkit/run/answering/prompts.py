@@ -108,9 +108,7 @@ def common_yardstick(yardsticks: Collection[str], requested: str) -> str:
 
 #: Why a run of a generator adapter named on the command line (not a configured provider
 #: instance) has no verified serving identity.
-AD_HOC_NOTE = (
-    "the generator is not a configured provider instance (ad-hoc run); configure [providers.NAME] in evalkit.toml for comparable runs"
-)
+AD_HOC_NOTE = "the generator is not a configured provider instance (ad-hoc run); configure [providers.NAME] in evalkit.toml for comparable runs"
 
 
 def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
@@ -135,7 +133,7 @@ def missing_alias_note(instance: str | None) -> str:
     """Why a configured instance that names no ``model`` has no serving identity: its answers
     carry no alias, so no case is evidence of who answered, whatever the endpoint reported."""
     return (
-        f'the provider instance {quoted(instance)} names no model, so its answers carry no serving identity; '
+        f"the provider instance {quoted(instance)} names no model, so its answers carry no serving identity; "
         f'add model = "…" (the alias its runs are compared under) to [providers.{table_key(instance)}]'
     )
 
@@ -209,17 +207,19 @@ class PromptRules:
             return incomplete_reason(run, self.unit, judging.stopped_by)
         # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
         if run.grader.endswith(":failed"):
-            return f'not compared: no grading of this run could be made (stored as {quoted(run.grader)})'
+            return f"not compared: no grading of this run could be made (stored as {quoted(run.grader)})"
         yardsticks: Iterable[str | None]
         if streams(run, judging.store):
             assert judging.store.streamed is not None
-            yardsticks = (judging.tally if judging.tally is not None else judging.store.streamed.case_tally(run.id)).yardsticks
+            yardsticks = (
+                judging.tally if judging.tally is not None else judging.store.streamed.case_tally(run.id)
+            ).yardsticks
         else:
             yardsticks = (c.yardstick for c in run.cases if not c.errored)
         found = {y for y in yardsticks if y}
         if found and common_yardstick(found, "") != run.grader:
             return (
-                f'not compared: the gradings of this run do not share one yardstick (stored as {quoted(run.grader)}); '
+                f"not compared: the gradings of this run do not share one yardstick (stored as {quoted(run.grader)}); "
                 "a grading failed for some cases, or the judge model changed during the run"
             )
         if BaselineScope.of_run(run) is None:
@@ -299,7 +299,8 @@ class PromptAnswering:
     pricing: Mapping[str, Any] | None = None
     #: Reuse, cache and budget (:class:`SpendingPlan`); ``None``: every answer is asked for.
     spending: SpendingPlan | None = None
-    #: The options the caller gave that a resume command repeats (``--provider p --config c``…).
+    #: The options a resume command repeats after the set: the CLI's as typed (``--provider p
+    #: --config c``…), a library call's what answers the run (:func:`~evalkit.run.placement.continuing_options`).
     command_args: tuple[str, ...] = ()
     #: A run done again rather than resumed (a re-grade: ``evalkit run --resume`` would ask the
     #: model): the command that does it again, said in place of a resume command.
@@ -358,7 +359,8 @@ class PromptAnswering:
             store.resumable, self.golden_set.identifier, bound.instance, bound.alias, self.grader_name, bound.adapter
         )
         if previous is not None and not components.same_generator(
-            (previous.provider_instance, previous.adapter, previous.model_alias), (bound.instance, bound.adapter, bound.alias)
+            (previous.provider_instance, previous.adapter, previous.model_alias),
+            (bound.instance, bound.adapter, bound.alias),
         ):  # a store that does not pass over another adapter's ad-hoc runs: it cannot look past this one
             raise UsageError(
                 f"{argument('resume')}: the newest unfinished run of {quoted(self.golden_set.identifier)} the store finds, "
@@ -368,8 +370,8 @@ class PromptAnswering:
             )
         if previous is None:
             raise UsageError(
-                f'{argument("resume")}: no unfinished run of {quoted(self.golden_set.identifier)} by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} '
-                f'with grader {quoted(self.grader_name)} to resume'
+                f"{argument('resume')}: no unfinished run of {quoted(self.golden_set.identifier)} by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} "
+                f"with grader {quoted(self.grader_name)} to resume"
             )
         return previous.id
 
@@ -379,7 +381,8 @@ class PromptAnswering:
         if resume and existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
         if not components.same_generator(
-            (existing.provider_instance, existing.adapter, existing.model_alias), (header.provider_instance, header.adapter, header.model_alias)
+            (existing.provider_instance, existing.adapter, existing.model_alias),
+            (header.provider_instance, header.adapter, header.model_alias),
         ):
             raise UsageError(
                 f"run {existing.id} is answered by {components.answered_by(existing.provider_instance, existing.adapter, existing.model_alias)}; "
@@ -388,11 +391,13 @@ class PromptAnswering:
             )
         if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
             raise UsageError(
-                f'set {quoted(header.set_identifier)} has changed since run {existing.id} started; its stored cases would '
+                f"set {quoted(header.set_identifier)} has changed since run {existing.id} started; its stored cases would "
                 "mix two versions of the set, so start a new run"
             )
         if existing.status is RunStatus.COMPLETE:
-            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
+            raise UsageError(
+                f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}"
+            )
 
     def continued_repeats(self, store: Capabilities, run_id: str | None) -> int | None:
         """The answers per prompt of the stored run a call continues or joins (``run_id``, else
@@ -472,7 +477,9 @@ class PromptAnswering:
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Answer and grade ``todo`` (the async runner), then close the generator and the grader."""
         if components.offers(self.bound.generator, components.ConcurrencyAware):
-            components.plugin_called(self.bound.plugin, "use_concurrency", self.bound.generator.use_concurrency, self.concurrency)
+            components.plugin_called(
+                self.bound.plugin, "use_concurrency", self.bound.generator.use_concurrency, self.concurrency
+            )
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
@@ -494,7 +501,9 @@ class PromptAnswering:
         retriever's is: the run's cases are stored by then, and its status, verdict and exit code
         stay what they are (an error of the run that is on its way is not replaced by it)."""
         closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
-        if components.promises(self.grading, components.AsyncClosing):  # read as it is called: a raising read is its failure
+        if components.promises(
+            self.grading, components.AsyncClosing
+        ):  # read as it is called: a raising read is its failure
             closers.append((self._grader, "aclose", lambda: self.grading.aclose()))
         for who, method, close in closers:
             try:
@@ -511,19 +520,23 @@ class PromptAnswering:
         if streamed:
             assert store.streamed is not None
             tally = store.streamed.case_tally(header.id)
-            status = final_status(header.case_count, tally.answered, tally.errored)
+            stored_count, errored_count = tally.answered, tally.errored
+            status = final_status(header.case_count, stored_count, errored_count)
             identity, note = _tally_identity(tally, self.bound.configured)
             yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
             cases_read: Iterable[CaseResult] = ()
             if components.offers(self.grading, components.RunMetricsSource):
-                answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
+                answered = repository.get_run(
+                    header.id
+                )  # a judge's run metrics read every case (judged runs are small)
                 metrics = self._run_metrics(answered.cases if answered is not None else ())
         else:
             answered = repository.get_run(header.id)
             cases = answered.cases if answered is not None else ()
             cases_read = cases
-            status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
+            stored_count, errored_count = len(cases), sum(1 for c in cases if c.errored)
+            status = final_status(header.case_count, stored_count, errored_count)
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
             metrics = self._run_metrics(cases) if components.offers(self.grading, components.RunMetricsSource) else None
@@ -551,12 +564,24 @@ class PromptAnswering:
             spend = run_spend(self.pricing, store.spending.case_usage(header.id))
         else:
             answered = answered if answered is not None else repository.get_run(header.id)
-            spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored, c.requests) for c in (answered.cases if answered else ())))
+            spend = run_spend(
+                self.pricing,
+                (
+                    (c.usage, c.judge_usage, c.answer_source, c.errored, c.requests)
+                    for c in (answered.cases if answered else ())
+                ),
+            )
         notes: list[str] = [
             *pacing_notes(self.bound, self.grading), *self.live.reply_usage.notes(components.generator_named(self.bound)),
             *self.live.usage_sums.sum_notes(),
         ]  # fmt: skip
-        status, stop_note = self._stopped(header, status, spend, lambda: store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read)
+        status, stop_note = self._stopped(
+            header,
+            status,
+            spend,
+            lambda: store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read,
+            whole=stored_count - errored_count,
+        )
         if stop_note is not None:
             notes.append(stop_note)
         reused = self.spending.reuse_kind if self.spending is not None else None
@@ -597,19 +622,25 @@ class PromptAnswering:
         return metrics
 
     def _stopped(
-        self, header: Run, status: RunStatus, spend: RunSpend, stored: Callable[[], Iterable[CaseResult]]
+        self,
+        header: Run,
+        status: RunStatus,
+        spend: RunSpend,
+        stored: Callable[[], Iterable[CaseResult]],
+        whole: int | None = None,
     ) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
         stopped and the command that resumes it with a higher limit. A shard's note counts its own
         slice (``stored``: the run's cases, read only then) and says that the limits are the run's,
         which its shards share (what is spent is the run's: the limit it is told is sized for the
-        whole run, or the shard would be stopped again by what the other shards spend)."""
+        whole run, or the shard would be stopped again by what the other shards spend). ``whole``:
+        the run's cases stored whole (not errored), which a resume does not ask again."""
         extras = self.live.extras
         guard = extras.guard if extras is not None else None
         if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
             return status, None
         answered = spend.asked + spend.from_cache + spend.reused
-        limit = budget_args(guard, spend, header.case_count, self.repeats)
+        limit = budget_args(guard, spend, header.case_count, self.repeats, whole)
         self.live.resume_limits = limit
         where, run_part = f"after {answered} of {counted(header.case_count, 'case')}", ""
         budget = f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else ""
@@ -652,7 +683,12 @@ class PromptAnswering:
     def wanted_scope(self) -> BaselineScope:
         """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""
         return BaselineScope(
-            RunKind.PROMPTS, self.golden_set.identifier, self.bound.instance, self.bound.alias, None, self.grader_name,
+            RunKind.PROMPTS,
+            self.golden_set.identifier,
+            self.bound.instance,
+            self.bound.alias,
+            None,
+            self.grader_name,
             base_prompt=base_prompt_digest(self.bound.base_prompt),
         )
 
@@ -708,9 +744,11 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     Such a value (a dummy key like ``x`` for a local server) is not scrubbed from stored or printed
     text: masking every ``x`` would mangle answers. The value itself is never shown.
     """
-    holders = [(f'provider instance {quoted(bound.instance or bound.adapter)}', bound.secrets())]
+    holders = [(f"provider instance {quoted(bound.instance or bound.adapter)}", bound.secrets())]
     if components.offers(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge {quoted(components.judge_instance(grading) or "?")}', read_secrets(grading)[0]))
+        holders.append(
+            (f"the grader's judge {quoted(components.judge_instance(grading) or '?')}", read_secrets(grading)[0])
+        )
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
@@ -762,7 +800,9 @@ def prepare_prompts(
     if isinstance(golden_set, SourcedSet):
         golden_set = golden_set.set
         if not isinstance(golden_set, GoldenPromptSet):
-            raise UsageError(f"the catalog entry given as the set holds a {type(golden_set).__name__}, not a GoldenPromptSet")
+            raise UsageError(
+                f"the catalog entry given as the set holds a {type(golden_set).__name__}, not a GoldenPromptSet"
+            )
     elif not in_code:
         golden_set = prompt_set_catalog(config=config).get(golden_set).set
     kinds = assertion_kinds(manager)
@@ -796,21 +836,21 @@ def prepare_prompts(
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
     if conversations and not bound.can_chat:
         raise UsageError(
-            f'set {quoted(golden_set.identifier)} holds conversations or tools (prompt {quoted(conversations[0][:80])}), and the '
-            f'generator of {quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send them: it has no chat() '
+            f"set {quoted(golden_set.identifier)} holds conversations or tools (prompt {quoted(conversations[0][:80])}), and the "
+            f"generator of {quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send them: it has no chat() "
             "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
     if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
         why = _tools_refusal(bound.generator)
         raise UsageError(
-            f'set {quoted(golden_set.identifier)} offers tools (prompt {quoted(with_tools[0][:80])}), and the generator of '
+            f"set {quoted(golden_set.identifier)} offers tools (prompt {quoted(with_tools[0][:80])}), and the generator of "
             f"{quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send them: {why}"
         )
     # and that it cannot be told which tool to call (the llm library has no tool_choice)
     if forced_choice and components.declared(bound.generator, "supports_tool_choice", True) is False:
         raise UsageError(
-            f'set {quoted(golden_set.identifier)} sets tool_choice (prompt {quoted(forced_choice[0][:80])}), and the generator of '
+            f"set {quoted(golden_set.identifier)} sets tool_choice (prompt {quoted(forced_choice[0][:80])}), and the generator of "
             f"{quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send it: only tool_choice auto (the model decides) works there"
         )
     if source.answered and components.offers(bound.generator, components.SetAware):
@@ -900,7 +940,7 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
     if chosen.kind.value != "prompts":
         problems.append(f"it is a {chosen.kind.value} run")
     if chosen.set_identifier != wanted.set_identifier:
-        problems.append(f'it is a run of set {quoted(chosen.set_identifier)}, not {quoted(wanted.set_identifier)}')
+        problems.append(f"it is a run of set {quoted(chosen.set_identifier)}, not {quoted(wanted.set_identifier)}")
     if chosen.status is not RunStatus.COMPLETE:
         problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
     if chosen.identity is None:
@@ -915,7 +955,7 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
             f"it was answered with {_base_prompt_words(chosen.identity.base_prompt)}, this run with {_base_prompt_words(wanted.base_prompt)}"
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
-        problems.append(f'it was graded by {quoted(chosen.grader)}, this run by {quoted(grader)}')
+        problems.append(f"it was graded by {quoted(chosen.grader)}, this run by {quoted(grader)}")
     return problems
 
 

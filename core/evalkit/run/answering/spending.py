@@ -255,10 +255,14 @@ class AnswerExtras:
         identity = None
         if entry.provider_instance and entry.model_alias and entry.reported_model:
             identity = ServingIdentity(entry.provider_instance, entry.model_alias, entry.reported_model)
-        answer = Answer(text=entry.text, model=entry.reported_model, usage=entry.usage, finish_reason=entry.finish_reason)
+        answer = Answer(
+            text=entry.text, model=entry.reported_model, usage=entry.usage, finish_reason=entry.finish_reason
+        )
         return ReusedAnswer(answer, identity, "cache")
 
-    def keep(self, key: str, answer: Answer, identity: ServingIdentity | None, instance: str | None, alias: str | None) -> None:
+    def keep(
+        self, key: str, answer: Answer, identity: ServingIdentity | None, instance: str | None, alias: str | None
+    ) -> None:
         """Keep a fresh answer in the cache under ``key``."""
         from ...storage.protocols import CachedAnswer
 
@@ -358,7 +362,9 @@ class SpendingPlan:
                 def refresh() -> tuple[Decimal, int]:
                     # every shard's stored spending, plus this one's not yet committed
                     stored_now, requests_now = stored_spend()
-                    return max(stored_now, before_spent + guard.own_spent), max(requests_now, before_requests + guard.own_requests)
+                    return max(stored_now, before_spent + guard.own_spent), max(
+                        requests_now, before_requests + guard.own_requests
+                    )
 
                 guard.refresh = refresh
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
@@ -402,12 +408,18 @@ def budget_spent(
     return known + judged, spend.generator.requests
 
 
-def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1) -> tuple[str, ...]:
+def budget_args(
+    guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1, whole: int | None = None
+) -> tuple[str, ...]:
     """The limits a resume command gives after ``guard`` stopped a run: a budget enough for the
     whole run at the cost per case so far (rounded up, with a quarter to spare), at least twice
     the old one and at least what lets the resumed run send the request the budget refused and the
     rest at its estimate; a request limit of the requests the whole run takes (``repeats`` a case,
-    more when its cases so far took more: conversations), at least twice the old one."""
+    more when its cases so far took more: conversations), at least twice the old one, and at least
+    what the resume counts to: it starts from every request the run's stored cases spent
+    (``spend``: a case cut between its repeats is stored errored, its requests counted) and asks
+    each case not stored ``whole`` (``None``: not known, none) again in full. The CLI's line and a
+    library caller's both say this limit."""
     args: list[str] = []
     asked = spend.asked
     if guard.budget is not None:
@@ -428,9 +440,15 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: in
         rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
         args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
     if guard.max_requests is not None and guard.stopped and guard.stopped.startswith(REQUEST_LIMIT_REACHED):
+        requests = spend.generator.requests
         needed = case_count * repeats
+        each = repeats
         if asked:
-            needed = max(needed, math.ceil(spend.generator.requests * case_count / asked))
+            needed = max(needed, math.ceil(requests * case_count / asked))
+            each = max(each, math.ceil(requests / asked))
+        if whole is not None:
+            # the resume's count starts at what was spent, a case cut short included, and asks that case again
+            needed = max(needed, requests + max(0, case_count - whole) * each)
         args += ["--max-requests", str(max(needed, guard.max_requests * 2))]
     return tuple(args)
 
@@ -479,12 +497,18 @@ class SpendingRequest:
     @property
     def asked(self) -> bool:
         """True when anything beyond plain asking was requested."""
-        return self.budget is not None or self.max_requests is not None or bool(self.cache) or self.answers_from is not None
+        return (
+            self.budget is not None
+            or self.max_requests is not None
+            or bool(self.cache)
+            or self.answers_from is not None
+        )
 
 
 def run_pricing(config: Any, bound: Any, grading: Any) -> dict[str, Any]:
     """The prices a run is costed at: its generator instance's and its judge's (``None`` each when
     unpriced or not a configured instance)."""
+
     def price(instance: str | None) -> Any:
         configured = config.providers.get(instance) if instance else None
         return configured.price.as_mapping() if configured is not None and configured.price is not None else None
@@ -505,7 +529,7 @@ def check_cache_privacy(privacy: str, config: Any, explicit_flag: bool) -> None:
 
     if privacy != "full" and not config.cache_enabled and explicit_flag:
         raise UsageError(
-            f'{argument("cache")} keeps full answer text in the store, and this run\'s privacy level is {quoted(privacy)}: '
+            f"{argument('cache')} keeps full answer text in the store, and this run's privacy level is {quoted(privacy)}: "
             "set [cache] enabled = true in evalkit.toml to allow it (the cache then stores full answers whatever "
             f"the privacy level), or run with {argument('privacy', 'full', option='--privacy full')}"
         )
@@ -522,12 +546,14 @@ def check_spending(answering: Any, config: Any, privacy: str, request: SpendingR
     if request.budget is not None and (answering.pricing or {}).get("generator") is None:
         name = answering.bound.instance or answering.bound.adapter
         raise UsageError(
-            f'{argument("budget")} needs the prices of provider instance {quoted(name)}: set price_per_million_input and '
+            f"{argument('budget')} needs the prices of provider instance {quoted(name)}: set price_per_million_input and "
             f"price_per_million_output (and currency) in [providers.{table_key(name)}] of evalkit.toml"
         )
 
 
-def prepare_spending(answering: Any, config: Any, privacy: str, request: SpendingRequest, repository: Any) -> tuple[SpendingPlan | None, list[str]]:
+def prepare_spending(
+    answering: Any, config: Any, privacy: str, request: SpendingRequest, repository: Any
+) -> tuple[SpendingPlan | None, list[str]]:
     """The run's :class:`SpendingPlan` and notes, refusing (usage error, nothing called or stored)
     a budget without prices, a cache the privacy level or the store does not allow, and a source
     run whose answers cannot be reused (:func:`check_spending` first: what needs no store)."""
@@ -547,7 +573,9 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
             )
             wants_cache = False
         elif capabilities(repository).cache is None:
-            raise UsageError(f"{argument('cache')} needs a store that keeps an answer cache (AnswerCache), and the configured one does not")
+            raise UsageError(
+                f"{argument('cache')} needs a store that keeps an answer cache (AnswerCache), and the configured one does not"
+            )
     stored = None
     if request.answers_from is not None:
         stored = stored_answers(repository, request.answers_from, answering, only=False)
@@ -598,7 +626,9 @@ def measured_output(repository: Any, answering: Any) -> int | None:
     from .repeats import answer_usage
 
     _, cases = measured_cases(repository, answering)
-    usages = [answer_usage(c) for c in cases.values() if not c.answer_source]  # one answer's, of a run answered --repeats N
+    usages = [
+        answer_usage(c) for c in cases.values() if not c.answer_source
+    ]  # one answer's, of a run answered --repeats N
     measured = [u.output_tokens for u in usages if u is not None and u.output_tokens is not None]
     return math.ceil(sum(measured) / len(measured)) if measured else None
 
@@ -613,17 +643,20 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
     if source is None:
         raise UnknownRunError(run_id, option=None if only else argument("answers_from"))
     if source.set_identifier != answering.golden_set.identifier:
-        raise UsageError(f'run {run_id} is a run of set {quoted(source.set_identifier)}, not {quoted(answering.golden_set.identifier)}')
+        raise UsageError(
+            f"run {run_id} is a run of set {quoted(source.set_identifier)}, not {quoted(answering.golden_set.identifier)}"
+        )
     if source.kind.value != "prompts":
         raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
     if source.privacy != "full":
         what = "scrubbed and cut" if source.privacy == "redacted" else "not kept"
         raise UsageError(
-            f'run {run_id} was stored at privacy level {quoted(source.privacy)}: its answers are {what}, so they cannot be '
+            f"run {run_id} was stored at privacy level {quoted(source.privacy)}: its answers are {what}, so they cannot be "
             f"graded again (only a run stored with {argument('privacy', 'full', option='--privacy full')} can be)"
         )
     if not only and not same_generator(
-        (source.provider_instance, source.adapter, source.model_alias), (answering.bound.instance, answering.bound.adapter, answering.bound.alias)
+        (source.provider_instance, source.adapter, source.model_alias),
+        (answering.bound.instance, answering.bound.adapter, answering.bound.alias),
     ):
         raise UsageError(
             f"run {run_id} was answered by {answered_by(source.provider_instance, source.adapter, source.model_alias)}; this run "

@@ -132,7 +132,9 @@ class RunsAndCases(SqlStore):
             C = self.Case
             stored = {f.name for f in C._meta.sorted_fields if f.name != "id"}
             if stored != set(RECORDED_COLUMNS):  # a column added to the schema must be written too
-                raise RuntimeError(f"record_cases writes {sorted(RECORDED_COLUMNS)}, the case table has {sorted(stored)}")
+                raise RuntimeError(
+                    f"record_cases writes {sorted(RECORDED_COLUMNS)}, the case table has {sorted(stored)}"
+                )
             fields = [C._meta.fields[name] for name in RECORDED_COLUMNS]
             names = [f.column_name for f in fields]
             replaced = [n for f, n in zip(fields, names, strict=True) if f.name not in ("run", "case_id")]
@@ -168,8 +170,10 @@ class RunsAndCases(SqlStore):
 
         Concurrent finishers of one run (its shards) are serialised on the run row. A shard that
         asks for ``running`` after another shard already closed the run with every case leaves the
-        run as that shard stored it: its own view of the cases was older. The run is returned with
-        its cases unless ``with_cases`` is false (its aggregates are then the stored ones).
+        run as that shard stored it: its own view of the cases was older. A run left ``running``
+        (a shard in, others still to come) keeps no ``finished_at``: a running run has no finish
+        time, whatever its shards' finishes said. The run is returned with its cases unless
+        ``with_cases`` is false (its aggregates are then the stored ones).
         """
         with self._atomic():
             locked = self.Run.select(self.Run.status).where(self.Run.id == run_id)
@@ -182,7 +186,7 @@ class RunsAndCases(SqlStore):
             answered, passed, errored, score_sum = self._aggregates(run_id)
             update: dict[Any, Any] = {
                 self.Run.status: status,
-                self.Run.finished_at: finished_at,
+                self.Run.finished_at: None if status == RunStatus.RUNNING.value else finished_at,
                 self.Run.answered_count: answered,
                 self.Run.passed_count: passed,
                 self.Run.errored_count: errored,
@@ -270,7 +274,11 @@ class RunsAndCases(SqlStore):
         C = self.Case
 
         def page(after: int) -> Any:
-            return C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored, C.requests).where((C.run == run_id) & (C.id > after)).order_by(C.id)
+            return (
+                C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored, C.requests)
+                .where((C.run == run_id) & (C.id > after))
+                .order_by(C.id)
+            )
 
         rows = list(self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)))
         return iter([
@@ -282,7 +290,9 @@ class RunsAndCases(SqlStore):
     #: psycopg2 would otherwise fetch a whole result into the client at once).
     PAGE_SIZE = 2000
 
-    def _pages(self, make_query: Callable[[int], Any], position: Callable[[Any], int], *, raw: bool = False) -> Iterator[Any]:
+    def _pages(
+        self, make_query: Callable[[int], Any], position: Callable[[Any], int], *, raw: bool = False
+    ) -> Iterator[Any]:
         """Rows of a query ordered by case row id, a page at a time (keyset pagination); ``raw``:
         the driver's tuples, without peewee's conversion of each value."""
         after = -1
@@ -306,7 +316,10 @@ class RunsAndCases(SqlStore):
                 # a repeated case (its measures count its passes) may be flaky: Python decides below
                 # an advisory check is stored with the flags "ja" (rows.py): its case may have failed it
                 where &= (
-                    (C.passed == False) | C.checks.contains(AGREEMENT_CHECK) | C.measures.contains(f'"{PASSES}"') | C.checks.contains('"ja"]')  # noqa: E712
+                    (C.passed == False)  # noqa: E712
+                    | C.checks.contains(AGREEMENT_CHECK)
+                    | C.measures.contains(f'"{PASSES}"')
+                    | C.checks.contains('"ja"]')
                 )
             return C.select(C.id, *columns).where(where).order_by(C.id)
 
@@ -325,8 +338,19 @@ class RunsAndCases(SqlStore):
         def current_page(after: int) -> Any:
             return (
                 C.select(
-                    C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, C.measures,
-                    B.id, B.passed, B.score, B.checks, B.fingerprint, B.measures,
+                    C.id,
+                    C.case_id,
+                    C.passed,
+                    C.score,
+                    C.checks,
+                    C.fingerprint,
+                    C.measures,
+                    B.id,
+                    B.passed,
+                    B.score,
+                    B.checks,
+                    B.fingerprint,
+                    B.measures,
                 )  # fmt: skip
                 .join(B, pw.JOIN.LEFT_OUTER, on=((B.run == baseline_id) & (B.case_id == C.case_id)))
                 .where((C.run == run_id) & (C.id > after))
@@ -335,11 +359,33 @@ class RunsAndCases(SqlStore):
             )
 
         for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
-            position, case_id, passed, score, checks, fingerprint, measures, b_position, b_passed, b_score, b_checks, b_fingerprint, b_measures = row
-            baseline = None if b_position is None else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint, b_measures)
-            yield CasePair(case_id, case_mark(case_id, passed, score, checks, position, fingerprint, measures), baseline)
+            (
+                position,
+                case_id,
+                passed,
+                score,
+                checks,
+                fingerprint,
+                measures,
+                b_position,
+                b_passed,
+                b_score,
+                b_checks,
+                b_fingerprint,
+                b_measures,
+            ) = row
+            baseline = (
+                None
+                if b_position is None
+                else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint, b_measures)
+            )
+            yield CasePair(
+                case_id, case_mark(case_id, passed, score, checks, position, fingerprint, measures), baseline
+            )
         current = self.Case.alias()
-        missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
+        missing = ~pw.fn.EXISTS(
+            current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id))
+        )
 
         def removed_page(after: int) -> Any:
             return (
@@ -397,7 +443,12 @@ class RunsAndCases(SqlStore):
         if with_cases:
             # Named tuples, not model instances: a 20,000-case read costs about 30% less CPU.
             C = self.Case
-            cases = C.select(*(getattr(C, name) for name in CASE_COLUMNS)).where(C.run == encode_text(run_id)).order_by(C.id).tuples()
+            cases = (
+                C.select(*(getattr(C, name) for name in CASE_COLUMNS))
+                .where(C.run == encode_text(run_id))
+                .order_by(C.id)
+                .tuples()
+            )
             run = run.with_cases(case_from_columns(*values) for values in cases)
         return run
 
@@ -407,7 +458,11 @@ class RunsAndCases(SqlStore):
 
     @guarded
     def latest_unfinished_run(
-        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str,
+        self,
+        set_identifier: str,
+        provider_instance: str | None,
+        model_alias: str | None,
+        grader: str,
         adapter: str | None = None,
     ) -> Run | None:
         """The newest run of the set for this instance, alias and grader that is not complete:
@@ -437,4 +492,3 @@ class RunsAndCases(SqlStore):
             ):
                 return run_from_row(row)
         return None
-

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -78,7 +77,8 @@ class MinimalRepository:
         """Set the status and what the run learned; aggregates come from the stored cases on read."""
         data = self._load()
         record = data[run_id]["run"]
-        record.update(status=status, finished_at=finished_at or time.time(), identity_note=identity_note)
+        # a run left running (a shard in, others to come) has no finish time
+        record.update(status=status, finished_at=None if status == "running" else finished_at, identity_note=identity_note)
         record["identity"] = unstructure(identity) if identity is not None else None
         if grader is not None:
             record["grader"] = grader
