@@ -345,11 +345,13 @@ def host_timeout(seconds: float) -> Iterator[Callable[..., None]]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _host_timed_out(call: Callable[[Callable[..., None]], object], url: str, options: str = "") -> None:
+def _host_timed_out(
+    call: Callable[[Callable[..., None]], object], url: str, options: str = "", seconds: float = 0.3
+) -> None:
     """The host's exception out of ``call(on_start)``, with evalkit's note on it (its line ending
     with ``options``: the ``--provider`` the call gave); the run stored as interrupted; the host's
-    handler in place again."""
-    with host_timeout(0.3) as on_start:
+    handler in place again. ``seconds``: the host's limit."""
+    with host_timeout(seconds) as on_start:
         with pytest.raises(HostTimeout, match="the host's own") as raised:
             call(on_start)
         assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
@@ -595,10 +597,11 @@ def test_a_hosts_alarm_set_from_a_callback_while_evalkits_limits_hold_sigalrm_is
     assert raised.value.__notes__[0].startswith(f"evalkit: raised by the {callback} callback during run {run.id}")
 
 
-def _alarmist_grader(folder: Path, install: str) -> Path:
+def _alarmist_grader(folder: Path, install: str, grading_s: float = 0.1) -> Path:
     """A distribution whose grader ``alarmist.grader`` sets up ``SIGALRM`` for itself as it is made
     (outside any time limit of evalkit's): ``install`` is ``handler`` (its own handler, raising
-    ``PluginAlarm``, and a 0.2 s timer) or ``stop`` (``signal.alarm(0)``: it stops the timer)."""
+    ``PluginAlarm``, and a 0.2 s timer) or ``stop`` (``signal.alarm(0)``: it stops the timer); each
+    grading takes ``grading_s``."""
     from tests.support.distributions import write_distribution
 
     source = f"""
@@ -622,7 +625,7 @@ class Grader:
             signal.alarm(0)
 
     def grade(self, prompt, answer):
-        time.sleep(0.1)
+        time.sleep({grading_s!r})
         return Grading(1.0, True, yardstick=self.yardstick)
 """
     module = f"alarmist_{install}"  # a module of its own: one imported by an earlier test is not imported again
@@ -662,7 +665,10 @@ def test_a_plugin_that_stops_the_timer_during_a_library_run_leaves_the_hosts_lim
     the run went on past it, complete. The host's limit still falls due, its exception the host's."""
     from evalkit import evaluate_set, registry
 
-    monkeypatch.syspath_prepend(str(_alarmist_grader(tmp_path / "site", "stop")))
+    # The host's timer starts before the call: it must fall due after the run is stored, however
+    # long a loaded machine takes to get there (a 0.3 s limit fell due before it, under load), and
+    # before the run's 7 gradings of 1 s end.
+    monkeypatch.syspath_prepend(str(_alarmist_grader(tmp_path / "site", "stop", grading_s=1.0)))
     registry.scan(refresh=True)
     url = f"sqlite:///{tmp_path / 'results.db'}"
 
@@ -670,7 +676,7 @@ def test_a_plugin_that_stops_the_timer_during_a_library_run_leaves_the_hosts_lim
         on_start()  # the host's timer runs before evalkit is called, as a @timeout's does
         return evaluate_set("evalkit.smoke", grader="alarmist.grader", concurrency=1, database=url, cwd=tmp_path)
 
-    _host_timed_out(started_before_the_call, url)
+    _host_timed_out(started_before_the_call, url, seconds=3.0)
 
 
 def test_a_hosts_alarm_set_from_on_check_while_the_checks_limits_hold_sigalrm_is_refused_aloud(
