@@ -105,3 +105,18 @@ def test_a_failure_through_the_held_store_is_its_own_given_the_adapter() -> None
     assert plugin_store_failure(raised.value, (store,)) is not None
     assert plugin_store_failure(raised.value, (other,)) is None
     assert plugin_store_failure(raised.value, ()) is None  # no store named: no list of opened stores is kept
+
+
+def test_an_evalkit_function_handed_the_store_is_not_taken_for_the_stores_method() -> None:
+    """The kernel is handed the adapter: a function of its own that takes the repository first
+    (``counted_so_far(repository, run)``) and fails is evalkit's failure, where, handed the store
+    itself, its frame read as one of the store's methods (``evalkit show`` blamed the store for
+    evalkit's ``AttributeError``)."""
+
+    def kernel_function(repository: object) -> None:
+        raise AttributeError("'dict' object has no attribute 'never_ended'")
+
+    held = PluginStore(SlottedStore("slotted:///x"), LABEL)
+    with pytest.raises(AttributeError) as raised:
+        kernel_function(held)
+    assert plugin_store_failure(raised.value, (held,)) is None
