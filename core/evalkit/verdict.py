@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 
 import attrs
@@ -106,6 +106,18 @@ def different_k(run: Run, baseline: Run | None) -> tuple[int, int] | None:
         return None
     before, after = _retrieval_k(baseline), _retrieval_k(run)
     return (before, after) if before is not None and after is not None and before != after else None
+
+
+def different_corpora(run: Run, baseline: Run | None) -> tuple[str, str] | None:
+    """``(baseline's corpus revision, run's)`` when both are retrieval runs that declared one and
+    the two differ (a document one corpus lacks is a miss in that run only), else ``None``.
+    Revisions are validated labels (bounded ASCII), safe to quote."""
+    if baseline is None or run.kind is not RunKind.RETRIEVAL or baseline.kind is not RunKind.RETRIEVAL:
+        return None
+    before, after = (
+        r.provenance.get("corpus_revision") if isinstance(r.provenance, Mapping) else None for r in (baseline, run)
+    )
+    return (before, after) if isinstance(before, str) and isinstance(after, str) and before != after else None
 
 
 def metric_specs(run: Run, tolerances: Tolerances, baseline: Run | None = None) -> tuple[MetricSpec, ...]:
@@ -236,10 +248,16 @@ class Comparison:
         if self.too_many_regressed_cases:
             return REGRESSED
         if self.method != "paired":
-            return REGRESSED if self.pass_rate_regressed or self.mean_score_regressed or self.other_regressed else NO_REGRESSION
+            return (
+                REGRESSED
+                if self.pass_rate_regressed or self.mean_score_regressed or self.other_regressed
+                else NO_REGRESSION
+            )
         if self.decision is None:  # nothing compared: the set cannot tell
             return INCONCLUSIVE if not self.compared_cases else NO_REGRESSION
-        return {GateState.REGRESSED: REGRESSED, GateState.NO_REGRESSION: NO_REGRESSION}.get(self.decision.state, INCONCLUSIVE)
+        return {GateState.REGRESSED: REGRESSED, GateState.NO_REGRESSION: NO_REGRESSION}.get(
+            self.decision.state, INCONCLUSIVE
+        )
 
     @property
     def regressed(self) -> bool:
@@ -300,7 +318,11 @@ class Comparison:
         return (*self.added_failing, *self.edited_failing)
 
     def summary(
-        self, pass_name: str = "pass rate", mean_name: str = "mean score", mean_in_points: bool = False, unit: str = "case"
+        self,
+        pass_name: str = "pass rate",
+        mean_name: str = "mean score",
+        mean_in_points: bool = False,
+        unit: str = "case",
     ) -> str:
         """One sentence, as every report prints it; retrieval names the rates after hits, in points,
         and its cases questions (``unit``).
@@ -399,7 +421,9 @@ def case_pairs(current: Run, baseline: Run) -> Iterator[CasePair]:
         positions.setdefault(case.case_id, position)
     for position, case_id in enumerate(dict.fromkeys(c.case_id for c in current.cases)):
         old = before.get(case_id)
-        yield CasePair(case_id, _mark(after[case_id], position), None if old is None else _mark(old, positions[case_id]))
+        yield CasePair(
+            case_id, _mark(after[case_id], position), None if old is None else _mark(old, positions[case_id])
+        )
     for case_id in dict.fromkeys(c.case_id for c in baseline.cases):
         if case_id not in after:
             yield CasePair(case_id, None, _mark(before[case_id], positions[case_id]))
@@ -461,7 +485,9 @@ def compare_pairs(
         if then is not None and then.unstable:
             unstable_before.append((then.position, case_id))
         if case_id in quarantine:
-            quarantined.append(QuarantinedCase(case_id, None if then is None else then.passed, None if now is None else now.passed))
+            quarantined.append(
+                QuarantinedCase(case_id, None if then is None else then.passed, None if now is None else now.passed)
+            )
             continue
         if now is None:
             assert then is not None
@@ -501,7 +527,9 @@ def compare_pairs(
             still.append(case_id)
     unstable_before.sort()
     unstable = tuple(dict.fromkeys([*unstable_now, *(case_id for _, case_id in unstable_before)]))
-    unmatched = _unmatched_quarantine(gate.quarantine, quarantined, (compared, [e.case_id for e in edited], added, removed, unstable))
+    unmatched = _unmatched_quarantine(
+        gate.quarantine, quarantined, (compared, [e.case_id for e in edited], added, removed, unstable)
+    )
     baseline_rate, baseline_mean = _rate_and_mean(before_passed, before_scores)
     current_rate, current_mean = _rate_and_mean(after_passed, after_scores)
     if prompts and compared and max(repeats_seen, baseline_repeats) > 1:
@@ -516,7 +544,10 @@ def compare_pairs(
     noise = {specs[0].name: within.estimate()} if prompts else {}
     statistics = tuple(
         m
-        for m in (measure(spec, columns[spec.name], settings, repeats=repeats_seen, noise=noise.get(spec.name)) for spec in specs)
+        for m in (
+            measure(spec, columns[spec.name], settings, repeats=repeats_seen, noise=noise.get(spec.name))
+            for spec in specs
+        )
         if m is not None
     )
     decision = decide_gate(statistics, specs, gate.alpha) if paired else None
@@ -591,7 +622,9 @@ class _WithinCaseNoise:
     def estimate(self) -> NoiseEstimate | None:
         if not self.cases:
             return None
-        return NoiseEstimate(2 * self.squares / self.freedom, max(1, round(self.cases / self.reciprocal)), "repeats", self.cases)
+        return NoiseEstimate(
+            2 * self.squares / self.freedom, max(1, round(self.cases / self.reciprocal)), "repeats", self.cases
+        )
 
 
 def _beyond_tolerance(specs: Sequence[MetricSpec], statistics: Sequence[MetricComparison]) -> tuple[str, ...]:
@@ -601,7 +634,11 @@ def _beyond_tolerance(specs: Sequence[MetricSpec], statistics: Sequence[MetricCo
     beyond = []
     for spec in specs:
         m = measured.get(spec.name)
-        if spec.tolerance is not None and m is not None and exact_score(m.baseline) - exact_score(m.value) > spec.tolerance:
+        if (
+            spec.tolerance is not None
+            and m is not None
+            and exact_score(m.baseline) - exact_score(m.value) > spec.tolerance
+        ):
             beyond.append(spec.name)
     return tuple(beyond)
 

@@ -84,26 +84,36 @@ def _qrels_with_lines(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple
     NUL is refused (no corpus, no run file and no store can hold it)."""
     judged: dict[str, dict[str, int]] = {}
     lines: dict[tuple[str, str], int] = {}
+    first = True  # the first line that is not blank may be BEIR's header row
     for number, line in _lines(path):
         if not line.strip():
             continue
+        header, first = first, False
         fields = line.split("\t") if "\t" in line else line.split()
         fields = [f.strip() for f in fields]
         if len(fields) not in (3, 4):
-            raise ConfigError(f"{path_named(path)}, line {number}: expected 'query doc grade' or 'query iteration doc grade', got {line[:80]!r}")
+            raise ConfigError(
+                f"{path_named(path)}, line {number}: expected 'query doc grade' or 'query iteration doc grade', got {line[:80]!r}"
+            )
         if not _is_int(fields[-1]):
-            if not judged and number == 1:
+            if header:
                 continue  # BEIR's header row
-            raise ConfigError(f"{path_named(path)}, line {number}: the grade must be an integer, got {fields[-1][:40]!r}")
+            raise ConfigError(
+                f"{path_named(path)}, line {number}: the grade must be an integer, got {fields[-1][:40]!r}"
+            )
         query, document, grade = fields[0], fields[-2], int(fields[-1])
         if not query or not document:
             raise ConfigError(f"{path_named(path)}, line {number}: empty query or document id")
         if "\x00" in query or "\x00" in document:
             which = f"query id {quoted(query)}" if "\x00" in query else f"document id {quoted(document)}"
-            raise ConfigError(f"{path_named(path)}, line {number}: the {which} holds a NUL character, which no corpus or run file can hold")
+            raise ConfigError(
+                f"{path_named(path)}, line {number}: the {which} holds a NUL character, which no corpus or run file can hold"
+            )
         grades = judged.setdefault(query, {})
         if document in grades:
-            raise ConfigError(f'{path_named(path)}, line {number}: document {quoted(document)} is judged twice for query {quoted(query)}')
+            raise ConfigError(
+                f"{path_named(path)}, line {number}: document {quoted(document)} is judged twice for query {quoted(query)}"
+            )
         grades[document] = grade
         lines[query, document] = number
     return judged, lines
@@ -118,7 +128,11 @@ def _corpus_file(corpus: Path) -> Path | None:
 
 
 def _check_judged_in_corpus(
-    judged: Mapping[str, Mapping[str, int]], lines: Mapping[tuple[str, str], int], qrels_file: Path, corpus: Path, where: str
+    judged: Mapping[str, Mapping[str, int]],
+    lines: Mapping[tuple[str, str], int],
+    qrels_file: Path,
+    corpus: Path,
+    where: str,
 ) -> None:
     """Refuse (:class:`ConfigError`, exit 2) a document judged relevant (grade 1 or more) that the
     collection's own corpus does not hold: no retriever indexing that corpus can return it, so
@@ -131,7 +145,12 @@ def _check_judged_in_corpus(
     ids = corpus_ids(corpus)
     if not ids:
         return
-    absent = [(query, document, grade) for query, grades in judged.items() for document, grade in grades.items() if grade >= 1 and document not in ids]
+    absent = [
+        (query, document, grade)
+        for query, grades in judged.items()
+        for document, grade in grades.items()
+        if grade >= 1 and document not in ids
+    ]
     if not absent:
         return
     absent.sort(key=lambda found: lines[found[0], found[1]])
@@ -161,7 +180,9 @@ def _jsonl_queries(path: Path) -> dict[str, str]:
             query_id = str(query_id)
         text = record.get("text")
         if not isinstance(query_id, str) or not query_id or not isinstance(text, str):
-            raise ConfigError(f'{path_named(path)}, line {number}: needs "_id" (a non-empty string) and "text" (a string)')
+            raise ConfigError(
+                f'{path_named(path)}, line {number}: needs "_id" (a non-empty string) and "text" (a string)'
+            )
         _add_query(queries, query_id, text, f"{path_named(path)}, line {number}")
     return queries
 
@@ -217,13 +238,25 @@ _split_name.requirement = 'must name a file of the folder\'s qrels/ without ".ts
 class CollectionOptions:
     """One ``[question_sets."ID"]`` table: a BEIR folder, or TREC files."""
 
-    format: str = option('"beir" (a BEIR folder) or "trec" (topics and qrels files)', default="beir", validator=one_of("beir", "trec"))
+    format: str = option(
+        '"beir" (a BEIR folder) or "trec" (topics and qrels files)', default="beir", validator=one_of("beir", "trec")
+    )
     path: str | None = option("beir: the folder holding queries.jsonl and qrels/<split>.tsv", default=None, path=True)
-    split: str | None = option('beir: the qrels file of the folder to use, without ".tsv" (default "test")', default=None, validator=_split_name)
-    topics: str | None = option("trec: the topics (<top> SGML, qid<TAB>text lines, or queries.jsonl)", default=None, path=True)
+    split: str | None = option(
+        'beir: the qrels file of the folder to use, without ".tsv" (default "test")',
+        default=None,
+        validator=_split_name,
+    )
+    topics: str | None = option(
+        "trec: the topics (<top> SGML, qid<TAB>text lines, or queries.jsonl)", default=None, path=True
+    )
     qrels: str | None = option("trec: the qrels file (qid 0 docid grade)", default=None, path=True)
-    corpus: str | None = option("trec: the corpus a retriever indexes (optional; checked to exist)", default=None, path=True)
-    name: str | None = option("the set's name (default: its identifier)", default=None, validator=attrs.validators.optional(text()))
+    corpus: str | None = option(
+        "trec: the corpus a retriever indexes (optional; checked to exist)", default=None, path=True
+    )
+    name: str | None = option(
+        "the set's name (default: its identifier)", default=None, validator=attrs.validators.optional(text())
+    )
     description: str | None = option("the set's description (default: what it was read from)", default=None)
 
 
@@ -258,7 +291,7 @@ class CollectionSets(ConfigTables[CollectionOptions]):
             takes = ", ".join(_FORMAT_KEYS[options.format])
             raise ConfigError(
                 f"{where}: {'key' if len(foreign) == 1 else 'keys'} {', '.join(foreign)} "
-                f'not read for format = {quoted(options.format)} (it takes {takes}, name and description)'
+                f"not read for format = {quoted(options.format)} (it takes {takes}, name and description)"
             )
         if options.format == "beir":
             folder = _file(options.path, "path", where)
@@ -266,7 +299,9 @@ class CollectionSets(ConfigTables[CollectionOptions]):
             queries_file, qrels_file = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
             for needed in (queries_file, qrels_file):
                 if not needed.is_file():
-                    raise ConfigError(f"{where}: {needed} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)")
+                    raise ConfigError(
+                        f"{where}: {needed} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)"
+                    )
             description = f"BEIR collection {folder.name}, split {split}"
             corpus = _corpus_file(folder)
         else:

@@ -24,7 +24,10 @@ def test_list_deployments_shows_retriever_and_origin_and_merges_per_retriever(ev
     demo = rows["demo"]
     assert demo["retriever"] == "acme.vector"
     assert set(demo["retrievers"]) == {"acme.vector", "evalkit.lexical"}
-    assert demo["retrievers"]["evalkit.lexical"].startswith("provider ") and "evalkit-set-stdlib" in demo["retrievers"]["evalkit.lexical"]
+    assert (
+        demo["retrievers"]["evalkit.lexical"].startswith("provider ")
+        and "evalkit-set-stdlib" in demo["retrievers"]["evalkit.lexical"]
+    )
     assert demo["retrievers"]["acme.vector"].startswith("configuration ")
     assert len(demo["defined_in"]) == 2
     assert rows["prod"]["retriever"] == "evalkit.lexical" and rows["prod"]["retrievers"] == {}
@@ -34,7 +37,10 @@ def test_list_deployments_shows_retriever_and_origin_and_merges_per_retriever(ev
 
 
 def test_a_merged_deployment_still_runs_the_providers_retriever_when_named(evalkit_cli, project, tmp_path) -> None:
-    write(project, '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n')
+    write(
+        project,
+        '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n',
+    )
     env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
     # the explicit retriever wins, with the options the provider ships for it
     explicit = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", env=env)
@@ -68,7 +74,10 @@ def test_a_place_holding_a_plus_is_one_place_a_deployment_was_defined_in(evalkit
     places, cut inside its quotes. They are kept apart as a tuple now."""
     folder = project / "a + b"
     folder.mkdir()
-    write(folder, '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n')
+    write(
+        folder,
+        '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n',
+    )
     listed = evalkit_cli("list", "deployments", "--json", cwd=folder)
     assert listed.code == 0, listed.stderr
     demo = next(row for row in listed.json()["deployments"] if row["name"] == "demo")
@@ -85,3 +94,21 @@ def test_a_deployment_given_one_source_string_keeps_it_whole() -> None:
     one = Deployment("demo", {}, 'configuration "a + b/evalkit.toml"')
     assert one.sources == ('configuration "a + b/evalkit.toml"',) and one.source == 'configuration "a + b/evalkit.toml"'
     assert Deployment("demo", {}, source=("configuration x", "provider y")).source == "configuration x + provider y"
+
+
+def test_the_deployments_own_retriever_written_unquoted_is_refused_with_the_hint(evalkit_cli, project) -> None:
+    # `retriever = "evalkit.lexical"` beside [deployments.prod.retrievers.evalkit.lexical] (the id
+    # unquoted: nested tables) ran the retriever with no options and said `needs option "corpus"
+    # … set corpus = … in deployment "prod"`, though corpus was set; the hint the docs promise
+    # came only when the retriever was named on the command line.
+    write(
+        project,
+        '[deployments.prod]\nretriever = "evalkit.lexical"\n[deployments.prod.retrievers.evalkit.lexical]\ncorpus = "c"\n',
+    )
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
+    assert result.code == 2
+    assert 'deployment "prod" has no options for retriever "evalkit.lexical" (it configures: evalkit)' in result.stderr
+    assert "[deployments.prod.retrievers.evalkit.lexical] is read as nested tables" in result.stderr
+    assert 'quote an id with dots in the table name: [deployments.prod.retrievers."evalkit.lexical"]' in result.stderr
+    assert 'needs option "corpus"' not in result.stderr
+    assert not (project / ".evalkit").exists(), "nothing was run or stored"

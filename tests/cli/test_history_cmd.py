@@ -113,3 +113,31 @@ def test_a_mistyped_set_with_no_runs_gets_a_did_you_mean_from_the_stored_sets(ev
     far = evalkit_cli("history", "nobody.ran")
     assert "Did you mean" not in far.stdout
     assert not (project / "b.json").exists()
+
+
+def test_a_retrievers_runs_in_two_deployments_are_two_series_each_named(evalkit_cli, project, plugin_dists) -> None:
+    # Staging and production runs of one retriever were one series, "unverified (fixtures.scripted)",
+    # their pass rates alternating in one trend line read as a retriever going up and down, and the
+    # table did not say which run measured which deployment; their baselines are scoped apart.
+    import json
+
+    env = {"PYTHONPATH": plugin_dists("evalkit-retrieval-fixtures")}
+    (project / "good.json").write_text(json.dumps({"deserialize a JSON document": ["doc-json"]}), encoding="utf-8")
+    (project / "bad.json").write_text(json.dumps({}), encoding="utf-8")
+    (project / "evalkit.toml").write_text(
+        '[deployments.staging.retrievers."fixtures.scripted"]\nanswers = "bad.json"\n'
+        '[deployments.production.retrievers."fixtures.scripted"]\nanswers = "good.json"\n',
+        encoding="utf-8",
+    )
+    for deployment in ("production", "staging", "production", "staging"):
+        ran = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", deployment, env=env)
+        assert ran.code == 0, ran.stderr
+    document = evalkit_cli("history", "retrievalkit.tiny", "--json", env=env).json()
+    series = {s["identity"]: s for s in document["series"]}
+    assert set(series) == {'fixtures.scripted in deployment "production"', 'fixtures.scripted in deployment "staging"'}
+    assert series['fixtures.scripted in deployment "production"']["pass_rates"] == [0.5, 0.5]
+    assert series['fixtures.scripted in deployment "staging"']["pass_rates"] == [0.25, 0.25]
+    assert series['fixtures.scripted in deployment "staging"']["deployment"] == "staging"
+    table = evalkit_cli("history", "retrievalkit.tiny", env=env).stdout
+    assert table.count('fixtures.scripted in deployment "staging"') == 3, "two rows and one trend"
+    assert '  fixtures.scripted in deployment "production" · retrieval_hit_rate\n' in table

@@ -106,9 +106,20 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     top3 = re.search(r"Top-3 hit rate: (\d+\.\d)% \((\d+)/61\)", out)
     assert top1 and top3 and int(top1.group(2)) <= int(top3.group(2))
     assert "MRR:" not in out
-    for line in ("MRR@10:", "Recall@10:", "nDCG@10:", "Latency:        p50", "By form", "By hard class", "Retrieval provenance"):
+    for line in (
+        "MRR@10:",
+        "Recall@10:",
+        "nDCG@10:",
+        "Latency:        p50",
+        "By form",
+        "By hard class",
+        "Retrieval provenance",
+    ):
         assert line in out
-    assert "(relevant: grade 1 or more, for the hit rates, MRR and recall; nDCG gains are the grades themselves, linear" in out
+    assert (
+        "(relevant: grade 1 or more, for the hit rates, MRR and recall; nDCG gains are the grades themselves, linear"
+        in out
+    )
     stricter = cli(
         "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--relevance-threshold", "2",
         "--database", f"sqlite:///{project / 'other.db'}",
@@ -121,11 +132,21 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert "recorded as the baseline" in out
     # The table lists the questions that missed somewhere; the others are counted in one line.
     listed = re.findall(r"│ (?:hit|MISS|ERROR)\s+│ (?:hit|MISS|ERROR)\s+│", out)
-    both = re.search(r"(\d+) questions that hit at top-1 and top-3 are not listed \(--show-all lists every question\)\.", out)
+    both = re.search(
+        r"(\d+) questions that hit at top-1 and top-3 are not listed \(--show-all lists every question\)\.", out
+    )
     assert both and int(both.group(1)) + len(listed) == 61
     assert not re.search(r"│ hit\s+│ hit\s+│", out)
 
-    second = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--fail-on-regression", "--show-all")
+    second = cli(
+        "retrieval",
+        "evalkit_stdlib.docs",
+        "evalkit.lexical",
+        "--deployment",
+        "demo",
+        "--fail-on-regression",
+        "--show-all",
+    )
     assert second.code == 0, second.stderr
     assert len(re.findall(r"│ (?:hit|MISS|ERROR)\s+│ (?:hit|MISS|ERROR)\s+│", second.stdout)) == 61
     assert "not listed" not in second.stdout
@@ -139,7 +160,9 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
 
 
 def test_stdlib_demo_json_has_every_ranking_and_metric(cli) -> None:
-    result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--json", extra_env={"EVALKIT_DEPLOYMENT": "demo"})
+    result = cli(
+        "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--json", extra_env={"EVALKIT_DEPLOYMENT": "demo"}
+    )
     assert result.code == 0, result.stderr
     doc = result.json()
     assert doc["set"] == "evalkit_stdlib.docs" and doc["retriever"] == "evalkit.lexical"
@@ -177,27 +200,47 @@ def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli,
 
     unknown_retriever = cli("retrieval", "retrievalkit.tiny", "nope.retriever")
     assert unknown_retriever.code == 2
-    assert 'Unknown retriever "nope.retriever". Available retrievers: evalkit.lexical, fixtures.declaring' in unknown_retriever.stderr
+    assert (
+        'Unknown retriever "nope.retriever". Available retrievers: evalkit.lexical, fixtures.declaring'
+        in unknown_retriever.stderr
+    )
 
     configure(project, {"staging": {"evalkit.lexical": {"corpus": "corpus.jsonl"}}})
     unknown_deployment = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "prod")
     assert unknown_deployment.code == 2
-    assert 'Unknown deployment "prod" (--deployment prod). Known deployments: demo, staging' in unknown_deployment.stderr
+    assert (
+        'Unknown deployment "prod" (--deployment prod). Known deployments: demo, staging' in unknown_deployment.stderr
+    )
     from_env = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", extra_env={"EVALKIT_DEPLOYMENT": "qa"})
-    assert from_env.code == 2 and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
+    assert (
+        from_env.code == 2
+        and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
+    )
     # Set but empty (a CI variable the job cannot read) was read as unset: the retriever ran with no
     # deployment's options, in a scope of its own (whose first run a gate passes as its baseline).
-    empty_env = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--fail-on-regression", extra_env={"EVALKIT_DEPLOYMENT": ""})
+    empty_env = cli(
+        "retrieval",
+        "retrievalkit.tiny",
+        "fixtures.raising",
+        "--fail-on-regression",
+        extra_env={"EVALKIT_DEPLOYMENT": ""},
+    )
     assert empty_env.code == 2 and "EVALKIT_DEPLOYMENT is set but empty" in empty_env.stderr
 
     # An explicit retriever must be one the deployment has options for, or one that takes none.
     wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "staging")
     assert wrong_retriever.code == 2
-    assert 'deployment "staging" has no options for retriever "fixtures.garbage" (it configures: evalkit.lexical)' in wrong_retriever.stderr
+    assert (
+        'deployment "staging" has no options for retriever "fixtures.garbage" (it configures: evalkit.lexical)'
+        in wrong_retriever.stderr
+    )
 
     no_options = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical")
     assert no_options.code == 2
-    assert "No deployment was chosen" in no_options.stderr and "--deployment NAME (configured: staging)" in no_options.stderr
+    assert (
+        "No deployment was chosen" in no_options.stderr
+        and "--deployment NAME (configured: staging)" in no_options.stderr
+    )
 
     not_a_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.not_a_retriever")
     assert not_a_retriever.code == 2 and "has no retrieve(question, limit) method" in not_a_retriever.stderr
@@ -213,7 +256,9 @@ def test_unquoted_dotted_retriever_id_gets_a_hint(cli, project) -> None:
 
 @pytest.mark.parametrize("value", ["nan", "-inf", "1.01", "", "1e309"])
 def test_bad_tolerances_exit_2_before_anything_runs_or_is_stored(cli, project, value) -> None:
-    result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", f"--max-top3-drop={value}")
+    result = cli(
+        "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", f"--max-top3-drop={value}"
+    )
     assert result.code == 2
     assert 'Option "--max-top3-drop" must be a finite number in 0..1' in result.stderr
     assert not (project / ".evalkit").exists()
@@ -226,10 +271,15 @@ def test_refusals_come_in_order_set_retriever_tolerances_set_rules(cli, project)
     assert retriever_first.code == 2 and "Unknown retriever" in retriever_first.stderr
     tolerance_first = cli("retrieval", "retrievalkit.broken", "fixtures.raising", "--max-top1-drop", "nan")
     assert tolerance_first.code == 2 and '"--max-top1-drop"' in tolerance_first.stderr
-    invalid = cli("retrieval", "retrievalkit.broken", "fixtures.raising", "--max-top1-drop", "-0.0", "--max-top3-drop", "1e-1")
+    invalid = cli(
+        "retrieval", "retrievalkit.broken", "fixtures.raising", "--max-top1-drop", "-0.0", "--max-top3-drop", "1e-1"
+    )
     assert invalid.code == 2
     assert "the set is invalid (4 problems)" in invalid.stderr
-    assert 'question set "retrievalkit.broken", question "twice": field id is used by more than one question' in invalid.stderr
+    assert (
+        'question set "retrievalkit.broken", question "twice": field id is used by more than one question'
+        in invalid.stderr
+    )
     assert not (project / ".evalkit").exists()
 
 
@@ -262,9 +312,14 @@ def test_every_baseline_state_with_the_lexical_retriever(cli, project) -> None:
     assert changed.code == 1
     assert "Baseline state: mismatch" in changed.stdout
     first_id = stored(project)[0][0]
-    skipped = re.search(r"Regression comparison skipped: benchmark provenance is mismatch \((.*)\)\. The measurement was recorded\.", changed.stdout)
+    skipped = re.search(
+        r"Regression comparison skipped: benchmark provenance is mismatch \((.*)\)\. The measurement was recorded\.",
+        changed.stdout,
+    )
     assert skipped, changed.stdout
-    assert re.fullmatch(rf'corpus revision "[^"]+" → "[^"]+" since baseline run {first_id}', skipped.group(1)), skipped.group(1)
+    assert re.fullmatch(rf'corpus revision "[^"]+" → "[^"]+" since baseline run {first_id}', skipped.group(1)), (
+        skipped.group(1)
+    )
     assert "No regression" not in changed.stdout
     assert "Not accepted as the baseline" in changed.stdout
     # The mismatched run is not accepted: the baseline stays the old corpus's run until a person accepts.
@@ -323,7 +378,9 @@ def test_invalid_provenance_is_unknown_and_never_becomes_the_baseline(cli, proje
     # baseline of its scope, and the next one is comparable.
     assert "Not accepted as the baseline: the run could not be compared." in na.stdout
     configure(project, {"bad": {"fixtures.declaring": declared}})
-    after_unknown = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--fail-on-regression")
+    after_unknown = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--fail-on-regression"
+    )
     assert after_unknown.code == 0 and "Baseline state: baseline" in after_unknown.stdout
     assert "Accepted as the baseline of its scope (automatically: the first run of its scope)." in after_unknown.stdout
     assert "Corpus revision:    corpus-v1" in after_unknown.stdout
@@ -334,7 +391,15 @@ def test_invalid_provenance_is_unknown_and_never_becomes_the_baseline(cli, proje
 def test_treatment_change_stays_comparable_and_execution_revision_changes_nothing(cli, project) -> None:
     answers = write_answers(project, PERFECT)
     base = {"answers": answers, "model_revision": "embed-v1", "execution_revision": "build-1"}
-    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--fail-on-regression", "--json")
+    args = (
+        "retrieval",
+        "retrievalkit.tiny",
+        "fixtures.declaring",
+        "--deployment",
+        "x",
+        "--fail-on-regression",
+        "--json",
+    )
 
     configure(project, {"x": {"fixtures.declaring": base}})
     first = cli(*args).json()
@@ -351,7 +416,10 @@ def test_treatment_change_stays_comparable_and_execution_revision_changes_nothin
     treated = cli(*args[:-1])
     assert treated.code == 0
     assert "Baseline state: comparable" in treated.stdout
-    assert "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable." in treated.stdout
+    assert (
+        "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable."
+        in treated.stdout
+    )
     assert "No regression: top-1 hit rate +0.0 pp" in treated.stdout
 
 
@@ -383,7 +451,17 @@ def test_a_regression_fails_the_gate_only_beyond_the_tolerances(cli, project) ->
 
 def test_retrieval_gates_on_ndcg_when_asked_from_the_command_line_or_the_gate_table(cli, project) -> None:
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
-    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--max-top1-drop", "0.5", "--max-top3-drop", "0.5")
+    args = (
+        "retrieval",
+        "retrievalkit.tiny",
+        "fixtures.declaring",
+        "--deployment",
+        "x",
+        "--max-top1-drop",
+        "0.5",
+        "--max-top3-drop",
+        "0.5",
+    )
     assert cli(*args).code == 0
     worse = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, worse)}}})
@@ -476,7 +554,10 @@ def test_a_raising_retriever_makes_an_incomplete_run_naming_retriever_and_questi
     doc = result.json()
     assert doc["status"] == "incomplete" and doc["metrics"]["errored_questions"] == 1
     errors = {q["id"]: q["error"] for q in doc["questions"]}
-    assert errors["csv"] == 'retriever "fixtures.raising" raised ConnectionError on question "csv": search backend unreachable'
+    assert (
+        errors["csv"]
+        == 'retriever "fixtures.raising" raised ConnectionError on question "csv": search backend unreachable'
+    )
     assert errors["json"] is None and doc["metrics"]["question_count"] == 3
     assert doc["verdict"]["state"] == "not_comparable" and "incomplete" in doc["verdict"]["reason"]
 
@@ -505,6 +586,8 @@ def test_a_provenance_declaration_that_raises_makes_the_run_unknown(cli, project
         ("non-string", "a retriever returned a document id that is not a string: 42"),
         ("string", "returned str 'doc-json', not a list of document ids"),
         ("dict", "returned dict"),
+        # a set has no order: its ranking (and every metric) changed with the process's hash seed
+        ("set", "returned set, which has no order: a ranking is a list, best first"),
     ],
 )
 def test_garbage_from_a_retriever_is_an_error_naming_it(cli, project, mode, message) -> None:
@@ -515,8 +598,22 @@ def test_garbage_from_a_retriever_is_an_error_naming_it(cli, project, mode, mess
     assert stored(project)[0][2] == "incomplete"
 
 
+def test_a_run_whose_every_question_errored_reports_no_figures(cli, project) -> None:
+    # It printed "Top-1 hit rate: 0.0% (0/0)", "MRR@10: 0.000" and "Latency: p50 0.0 ms": the
+    # figures of a retriever that found nothing instantly, where nothing was measured.
+    configure(project, {"x": {"fixtures.garbage": {"mode": "string"}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x")
+    assert result.code == 3
+    assert "Measured:       nothing (no question was scored; 4 questions errored)\n" in result.stdout
+    assert "(0/0)" not in result.stdout and "MRR@10" not in result.stdout and "Latency:" not in result.stdout
+    assert "not compared: the run is incomplete (4 errored questions)" in result.stdout
+
+
 def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warning(cli, project) -> None:
-    configure(project, {"dup": {"fixtures.garbage": {"mode": "duplicates"}}, "many": {"fixtures.garbage": {"mode": "too-many"}}})
+    configure(
+        project,
+        {"dup": {"fixtures.garbage": {"mode": "duplicates"}}, "many": {"fixtures.garbage": {"mode": "too-many"}}},
+    )
     dup = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "dup", "--json")
     assert dup.code == 0
     doc = dup.json()
@@ -566,11 +663,21 @@ def test_document_ids_of_a_str_subclass_are_scored_as_plain_text(cli, project, m
 # -- storage ------------------------------------------------------------------------------------
 
 
-def test_a_repository_without_retrieval_reads_stores_and_says_why_it_does_not_compare(cli, project, plugin_dists) -> None:
+def test_a_repository_without_retrieval_reads_stores_and_says_why_it_does_not_compare(
+    cli, project, plugin_dists
+) -> None:
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
     env = {"PYTHONPATH": plugin_dists(FIXTURES, "evalkit-minimal-repo")}
     store = project / "store.json"
-    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--database", f"minimal://{store}")
+    args = (
+        "retrieval",
+        "retrievalkit.tiny",
+        "fixtures.declaring",
+        "--deployment",
+        "x",
+        "--database",
+        f"minimal://{store}",
+    )
     result = cli(*args, extra_env=env)
     assert result.code == 0, result.stderr
     assert "not compared: the configured repository cannot read earlier retrieval runs" in result.stdout
@@ -581,7 +688,9 @@ def test_a_repository_without_retrieval_reads_stores_and_says_why_it_does_not_co
 
 def test_show_and_history_read_a_stored_retrieval_run(cli, project) -> None:
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
-    run = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--privacy", "full", "--json")
+    run = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--privacy", "full", "--json"
+    )
     run_id = run.json()["run_id"]
     shown = cli("show", run_id, "--json")
     assert shown.code == 0, shown.stderr
@@ -626,22 +735,35 @@ def test_a_regressed_retrieval_run_never_becomes_the_baseline_until_accepted(cli
     # As good as the accepted run, not significantly better: the bar stays where it was put.
     assert passing.json()["accepted"] is None
 
-    shown = cli("baseline", "show", "retrievalkit.tiny", "--retriever", "fixtures.declaring", "--deployment", "x", "--json")
+    shown = cli(
+        "baseline", "show", "retrievalkit.tiny", "--retriever", "fixtures.declaring", "--deployment", "x", "--json"
+    )
     baselines = shown.json()["baselines"]
     assert [b["run_id"] for b in baselines] == [document["run_id"]]
-    assert baselines[0]["scope"] == {"kind": "retrieval", "set": "retrievalkit.tiny", "retriever": "fixtures.declaring", "deployment": "x"}
+    assert baselines[0]["scope"] == {
+        "kind": "retrieval",
+        "set": "retrievalkit.tiny",
+        "retriever": "fixtures.declaring",
+        "deployment": "x",
+    }
     assert cli("baseline", "show", "retrievalkit.tiny", "--deployment", "y", "--json").json()["baselines"] == []
 
 
 def test_a_chosen_retrieval_baseline_of_another_scope_is_refused_before_anything_runs(cli, project) -> None:
     answers = write_answers(project, PERFECT)
-    configure(project, {"x": {"fixtures.declaring": {"answers": answers}}, "y": {"fixtures.declaring": {"answers": answers}}})
+    configure(
+        project, {"x": {"fixtures.declaring": {"answers": answers}}, "y": {"fixtures.declaring": {"answers": answers}}}
+    )
     x = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--json").json()
     count = len(stored(project))
-    refused = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline", x["run_id"])
+    refused = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline", x["run_id"]
+    )
     assert refused.code == 2 and f"--baseline {x['run_id']} is of another scope" in refused.stderr
     assert 'deployment "x"' in refused.stderr and len(stored(project)) == count
-    chosen = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--baseline", x["run_id"], "--json")
+    chosen = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--baseline", x["run_id"], "--json"
+    )
     assert chosen.code == 0 and chosen.json()["verdict"]["baseline_id"] == x["run_id"]
 
 
@@ -650,7 +772,17 @@ def test_mrr_at_k_is_one_figure_in_the_report_the_json_and_the_store(cli, projec
     late = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, late)}}})
     for k, expected in ((3, (0 + 1 + 1 + 1) / 4), (10, (0.25 + 1 + 1 + 1) / 4)):
-        args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--k", str(k), "--privacy", "full")
+        args = (
+            "retrieval",
+            "retrievalkit.tiny",
+            "fixtures.declaring",
+            "--deployment",
+            "x",
+            "--k",
+            str(k),
+            "--privacy",
+            "full",
+        )
         document = cli(*args, "--json").json()
         assert document["metrics"]["mrr_at_k"] == pytest.approx(expected)
         assert {q["id"]: q["reciprocal_rank_at_k"] for q in document["questions"]}["json"] == (0.0 if k == 3 else 0.25)
@@ -659,17 +791,31 @@ def test_mrr_at_k_is_one_figure_in_the_report_the_json_and_the_store(cli, projec
         assert re.search(rf"Class\s+┃ Questions ┃\s+Top-1 ┃\s+Top-3 ┃\s+MRR@{k} ┃", text)
         shown = cli("show", document["run_id"], "--json").json()
         assert shown["metrics"]["retrieval"]["mrr_at_k"] == pytest.approx(expected)
-        assert {c["id"]: c["detail"]["reciprocal_rank_at_k"] for c in shown["cases"]}["json"] == (0.0 if k == 3 else 0.25)
+        assert {c["id"]: c["detail"]["reciprocal_rank_at_k"] for c in shown["cases"]}["json"] == (
+            0.0 if k == 3 else 0.25
+        )
 
 
-@pytest.mark.parametrize(("variable", "value"), [("EVALKIT_CACHE_DIR", "/dev/null"), ("XDG_CACHE_HOME", "/dev/null/cache")])
+@pytest.mark.parametrize(
+    ("variable", "value"), [("EVALKIT_CACHE_DIR", "/dev/null"), ("XDG_CACHE_HOME", "/dev/null/cache")]
+)
 def test_a_cache_folder_that_cannot_be_made_is_named_with_where_it_came_from(cli, project, variable, value) -> None:
     """EVALKIT_CACHE_DIR=/dev/null was "could not prepare: NotADirectoryError" and exit 3, as if
     the retriever had failed; it is a setting to fix, refused before anything is stored."""
     extra = {"EVALKIT_CACHE_DIR": None} if variable == "XDG_CACHE_HOME" else {}
-    result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", extra_env={**extra, variable: value})
+    result = cli(
+        "retrieval",
+        "evalkit_stdlib.docs",
+        "evalkit.lexical",
+        "--deployment",
+        "demo",
+        extra_env={**extra, variable: value},
+    )
     assert result.code == 2, result.stderr[-500:]
-    assert f"evalkit.lexical: cannot make its index folder {value}" in result.stderr and f"(from ${variable}): Not a directory" in result.stderr
+    assert (
+        f"evalkit.lexical: cannot make its index folder {value}" in result.stderr
+        and f"(from ${variable}): Not a directory" in result.stderr
+    )
     assert not (project / ".evalkit" / "results.db").exists()
 
 
@@ -683,14 +829,17 @@ def test_an_index_an_older_reader_built_is_not_served_to_a_newer_one(cli, projec
 
     cache = tmp_path / "older-cache"
     (project / "corpus.jsonl").write_text(
-        "".join(json.dumps(d) + "\n" for d in CORPUS[:4]) + '{"id": "doc-zip", "text": "Read ZIP.", "text": "Write ZIP."}\n',
+        "".join(json.dumps(d) + "\n" for d in CORPUS[:4])
+        + '{"id": "doc-zip", "text": "Read ZIP.", "text": "Write ZIP."}\n',
         encoding="utf-8",
     )
     configure(project, {"local": {"evalkit.lexical": {"corpus": "corpus.jsonl"}}})
     with monkeypatch.context() as older:  # an evalkit of before: its reader version, its lenient reader
         older.setattr(lexical, "READER_VERSION", 1, raising=False)
         older.setattr(lexical, "parse_json", lambda text, **_: json_module.loads(text))
-        built = lexical.LexicalRetriever(lexical.LexicalOptions(str(project / "corpus.jsonl"), index_dir=str(cache / "lexical")))
+        built = lexical.LexicalRetriever(
+            lexical.LexicalOptions(str(project / "corpus.jsonl"), index_dir=str(cache / "lexical"))
+        )
         assert built.prepare().documents == 5
         built.close()
     args = ("retrieval", "retrievalkit.tiny", "evalkit.lexical", "--deployment", "local")
@@ -709,7 +858,9 @@ def test_a_retrieval_baseline_file_gates_a_fresh_store_and_one_of_another_scope_
     import shutil
 
     answers = write_answers(project, PERFECT)
-    configure(project, {"x": {"fixtures.declaring": {"answers": answers}}, "y": {"fixtures.declaring": {"answers": answers}}})
+    configure(
+        project, {"x": {"fixtures.declaring": {"answers": answers}}, "y": {"fixtures.declaring": {"answers": answers}}}
+    )
     args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x")
     assert cli(*args).code == 0
     exported = cli("baseline", "export", "retrievalkit.tiny", "--deployment", "x", "-o", "baseline.json")
@@ -718,17 +869,34 @@ def test_a_retrieval_baseline_file_gates_a_fresh_store_and_one_of_another_scope_
 
     worse = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
     worse_answers = write_answers(project, worse)
-    configure(project, {"x": {"fixtures.declaring": {"answers": worse_answers}}, "y": {"fixtures.declaring": {"answers": worse_answers}}})
+    configure(
+        project,
+        {
+            "x": {"fixtures.declaring": {"answers": worse_answers}},
+            "y": {"fixtures.declaring": {"answers": worse_answers}},
+        },
+    )
     gated = cli(*args, "--baseline-file", "baseline.json", "--fail-on-regression", "--json")
     assert gated.code == 1, gated.stdout
     assert gated.json()["hit_rate_changes"]["lost_top1_hits"] == ["json"]
-    other = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline-file", "baseline.json")
+    other = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline-file", "baseline.json"
+    )
     assert other.code == 2 and "baseline file baseline.json holds a run of another scope" in other.stderr, other.stderr
 
 
 def test_a_shard_of_a_complete_retrieval_run_asks_nothing_and_gives_its_verdict(cli, project) -> None:
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
-    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--json", "--database", "sqlite:///s.db")
+    args = (
+        "retrieval",
+        "retrievalkit.tiny",
+        "fixtures.declaring",
+        "--deployment",
+        "x",
+        "--json",
+        "--database",
+        "sqlite:///s.db",
+    )
     first = cli(*args, "--shard", "1/1", "--run-id", "pipeline-3")
     assert first.code == 0, first.stderr
     again = cli(*args, "--shard", "1/1", "--run-id", "pipeline-3")  # a later attempt of the pipeline
@@ -736,7 +904,10 @@ def test_a_shard_of_a_complete_retrieval_run_asks_nothing_and_gives_its_verdict(
     document = again.json()
     assert document["run_id"] == "pipeline-3" and document["status"] == "complete"
     assert any(note.startswith("Run pipeline-3 is already complete") for note in document["notes"]), document["notes"]
-    assert document["metrics"] == first.json()["metrics"] and document["verdict"]["state"] == first.json()["verdict"]["state"]
+    assert (
+        document["metrics"] == first.json()["metrics"]
+        and document["verdict"]["state"] == first.json()["verdict"]["state"]
+    )
 
 
 def test_a_long_prepare_is_reported_on_stderr_while_it_runs(cli, project, monkeypatch) -> None:
@@ -751,7 +922,9 @@ def test_a_long_prepare_is_reported_on_stderr_while_it_runs(cli, project, monkey
     configure(project, {"local": {"fixtures.preparing": {"answers": answers, "log": "closed.log", "delay": 1.0}}})
     result = cli("retrieval", "retrievalkit.tiny", "fixtures.preparing", "--deployment", "local", "--json")
     assert result.code == 0, result.stderr
-    assert re.search(r'^still preparing retriever "fixtures\.preparing" \(\d+ s\)$', result.stderr, re.MULTILINE), result.stderr
+    assert re.search(r'^still preparing retriever "fixtures\.preparing" \(\d+ s\)$', result.stderr, re.MULTILINE), (
+        result.stderr
+    )
     assert result.json()["status"] == "complete"
 
 
@@ -764,7 +937,9 @@ def test_ctrl_c_while_the_retriever_prepares_ends_cleanly_and_stores_nothing(env
 
     answers = write_answers(project, PERFECT)
     configure(project, {"local": {"fixtures.preparing": {"answers": answers, "log": "retriever.log", "delay": 3600}}})
-    process = evalkit_process.start("retrieval", "retrievalkit.tiny", "fixtures.preparing", "--deployment", "local", env=env)
+    process = evalkit_process.start(
+        "retrieval", "retrievalkit.tiny", "fixtures.preparing", "--deployment", "local", env=env
+    )
     log = project / "retriever.log"
     try:
         deadline = time.monotonic() + 60

@@ -37,7 +37,9 @@ def test_show_lists_the_cases_that_need_a_look_unless_asked_for_all(evalkit_cli,
     assert "5 passing cases are not listed (--show-all lists every case)." in listed
     assert "add-7-5: 13 or so" in listed and f"{next(iter(ARITH_GOOD))}:" not in listed  # answers of the listed cases
     every = evalkit_cli("show", run["run_id"], "--show-all").stdout
-    assert [line.split()[0] for line in every.splitlines() if line.split() and line.split()[0] in ARITH_GOOD] == list(ARITH_GOOD)
+    assert [line.split()[0] for line in every.splitlines() if line.split() and line.split()[0] in ARITH_GOOD] == list(
+        ARITH_GOOD
+    )
     assert "not listed" not in every
 
 
@@ -73,3 +75,15 @@ def test_show_counts_an_errored_case_apart_from_the_answered_ones(evalkit_cli, p
     assert done.code == 3, done.stderr
     out = evalkit_cli("show", done.json()["run_id"]).stdout
     assert "Status:     incomplete, 5 of 6 cases answered, 1 errored" in out, out
+
+
+def test_show_names_a_retrieval_runs_retriever_and_deployment_and_its_measures(evalkit_cli, project, tmp_path) -> None:
+    # It printed "Model:      unverified (evalkit.lexical)": no deployment, though it scopes the
+    # run's baseline, and of the stored metrics only the hit rates (as pass rate and mean score).
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    ran = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "demo", "--json", env=env).json()
+    shown = evalkit_cli("show", ran["run_id"])
+    assert shown.code == 0, shown.stderr
+    assert 'Retriever:  evalkit.lexical in deployment "demo"\n' in shown.stdout
+    assert "Model:" not in shown.stdout and "unverified" not in shown.stdout
+    assert "Measures:   MRR@10 0.421, recall@10 0.566, nDCG@10 0.440\n" in shown.stdout

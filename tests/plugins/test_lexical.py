@@ -11,10 +11,22 @@ from evalkit.retrieval.provenance import validate_provenance
 from evalkit_plugins.lexical import LexicalOptions, LexicalRetriever, default_index_dir, query_terms
 
 DOCS = [
-    {"id": "json.loads", "title": "json.loads", "text": "Deserialize a str instance containing a JSON document to a Python object."},
+    {
+        "id": "json.loads",
+        "title": "json.loads",
+        "text": "Deserialize a str instance containing a JSON document to a Python object.",
+    },
     {"id": "json.dumps", "title": "json.dumps", "text": "Serialize a Python object to a JSON formatted str."},
-    {"id": "csv.reader", "title": "csv.reader", "text": "Return a reader object which will iterate over lines in the given CSV file."},
-    {"id": "shutil.copy", "title": "shutil.copy", "text": "Copy data and mode bits. The destination may be a directory."},
+    {
+        "id": "csv.reader",
+        "title": "csv.reader",
+        "text": "Return a reader object which will iterate over lines in the given CSV file.",
+    },
+    {
+        "id": "shutil.copy",
+        "title": "shutil.copy",
+        "text": "Copy data and mode bits. The destination may be a directory.",
+    },
     {"id": "time.sleep", "title": "time.sleep", "text": "Delay execution for a given number of seconds."},
 ]
 
@@ -80,7 +92,9 @@ def test_query_terms_drop_stopwords_and_repeats():
 
 def test_ties_keep_corpus_order(tmp_path, index_dir):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": "same words here"} for i in range(5)])
-    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("same words", 10)) == [f"d{i}" for i in range(5)]
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("same words", 10)) == [
+        f"d{i}" for i in range(5)
+    ]
 
 
 def test_title_weight_moves_title_matches(tmp_path, index_dir):
@@ -89,8 +103,14 @@ def test_title_weight_moves_title_matches(tmp_path, index_dir):
         {"id": "in-body", "title": "delta", "text": "zebra beta gamma"},
     ]
     corpus = write_jsonl(tmp_path / "c.jsonl", docs)
-    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, title_weight=5)).retrieve("zebra", 2)) == ["in-title", "in-body"]
-    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, title_weight=0)).retrieve("zebra", 2))[0] == "in-body"
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, title_weight=5)).retrieve("zebra", 2)) == [
+        "in-title",
+        "in-body",
+    ]
+    assert (
+        ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, title_weight=0)).retrieve("zebra", 2))[0]
+        == "in-body"
+    )
 
 
 # --- the cached index ---------------------------------------------------------------------------
@@ -186,7 +206,11 @@ def test_folder_corpus_hash_covers_names_and_content(tmp_path, index_dir):
 
 def test_beir_layout_with_underscore_id_and_title(tmp_path, index_dir):
     docs = [
-        {"_id": "4983", "title": "Microstructural development of newborn white matter", "text": "Diffusion tensor imaging."},
+        {
+            "_id": "4983",
+            "title": "Microstructural development of newborn white matter",
+            "text": "Diffusion tensor imaging.",
+        },
         {"_id": "5836", "title": "Induction of myelodysplasia", "text": "Bone marrow failure in mice."},
     ]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
@@ -204,14 +228,23 @@ def test_numeric_ids_become_strings(tmp_path, index_dir):
     "content,message",
     [
         ('{"id": "a", "text": "x"}\nnot json\n', "line 2: not JSON"),
-        ('{"id": "a", "text": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n", r"line 2: not JSON \(nested too deeply\)"),
+        (
+            '{"id": "a", "text": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
+            r"line 2: not JSON \(nested too deeply\)",
+        ),
         ('["a", "x"]\n', "line 1: each line must be a JSON object"),
         ('{"text": "x"}\n', 'line 1: "id"'),
         ('{"id": "", "text": "x"}\n', 'line 1: "id"'),
         ('{"id": "a"}\n', 'line 1: "text"'),
         ('{"id": "a", "text": "x", "title": 3}\n', 'line 1: "text"'),
-        ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', '"a" occurs twice'),
-        ('{"id": "a", "text": "x", "id": "b"}\n', r'line 1: not JSON \(key "id" appears more than once\)'),  # "b" was indexed, unsaid
+        (
+            '{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n{"id": "a", "text": "z"}\n',
+            r'line 3: document id "a" occurs twice \(first on line 1\)',
+        ),
+        (
+            '{"id": "a", "text": "x", "id": "b"}\n',
+            r'line 1: not JSON \(key "id" appears more than once\)',
+        ),  # "b" was indexed, unsaid
         ("\n\n", "no documents"),
     ],
 )
@@ -221,6 +254,23 @@ def test_malformed_corpora_are_configuration_errors(tmp_path, index_dir, content
     with pytest.raises(ConfigError, match=message):
         LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).prepare()
     assert not index_dir.exists() or list(index_dir.iterdir()) == []
+
+
+def test_a_corpus_line_that_is_not_utf8_is_a_configuration_error_naming_it(tmp_path, index_dir):
+    # It raised UnicodeDecodeError, which `evalkit retrieval` reported as an environment fault (exit 3).
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_bytes(b'{"id": "a", "text": "x"}\n{"id": "b", "text": "caf\xe9"}\n')
+    with pytest.raises(ConfigError, match=r"c\.jsonl, line 2: not UTF-8 \(invalid continuation byte at byte 24\)"):
+        LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).prepare()
+
+
+def test_two_files_of_one_id_in_a_folder_corpus_are_named(tmp_path, index_dir):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "install.md").write_text("# Install", encoding="utf-8")
+    (root / "install.txt").write_text("install", encoding="utf-8")
+    with pytest.raises(ConfigError, match='document id "install" occurs twice \\("install.md" and "install.txt"\\)'):
+        LexicalRetriever(LexicalOptions(root, index_dir=index_dir)).prepare()
 
 
 def test_missing_corpus_and_bad_options_fail_at_construction(tmp_path):
@@ -257,7 +307,10 @@ def test_provenance_declares_corpus_hash_and_lexical_pipeline(corpus, index_dir)
 
 def test_same_content_elsewhere_declares_the_same_corpus(corpus, tmp_path, index_dir):
     copy = write_jsonl(tmp_path / "copy.jsonl", DOCS)
-    assert LexicalRetriever(LexicalOptions(copy, index_dir=index_dir)).provenance() == LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).provenance()
+    assert (
+        LexicalRetriever(LexicalOptions(copy, index_dir=index_dir)).provenance()
+        == LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).provenance()
+    )
 
 
 def test_results_carry_decreasing_bm25_scores(corpus, index_dir) -> None:
@@ -269,9 +322,13 @@ def test_results_carry_decreasing_bm25_scores(corpus, index_dir) -> None:
 def test_min_score_drops_weak_matches_so_nothing_can_come_back(corpus, index_dir) -> None:
     everything = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("a JSON str object file", 10)
     middle = everything[1][1]
-    floored = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, min_score=middle)).retrieve("a JSON str object file", 10)
+    floored = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, min_score=middle)).retrieve(
+        "a JSON str object file", 10
+    )
     assert floored == everything[:2]
-    above_all = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, min_score=everything[0][1] + 1)).retrieve("a JSON str object file", 10)
+    above_all = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, min_score=everything[0][1] + 1)).retrieve(
+        "a JSON str object file", 10
+    )
     assert above_all == []
 
 

@@ -107,7 +107,10 @@ class _Store:
 
 
 def _cases(count: int) -> list[CaseResult]:
-    return [CaseResult(f"c{n}", passed=n % 3 != 0, score=float(n % 3 != 0), latency_s=n / 10, fingerprint=f"f{n}") for n in range(count)]
+    return [
+        CaseResult(f"c{n}", passed=n % 3 != 0, score=float(n % 3 != 0), latency_s=n / 10, fingerprint=f"f{n}")
+        for n in range(count)
+    ]
 
 
 def test_the_index_keeps_a_row_and_the_case_itself_compressed() -> None:
@@ -190,7 +193,9 @@ def test_what_a_template_prints_is_visible_scrubbed_and_escaped() -> None:
     from evalkit.view.app import _exact, _finalize, _short
     from markupsafe import Markup, escape
 
-    assert _finalize("key sk-proj-AbCdEfGhIjKlMnOpQrSt and a@b.example\x1b[1m\u202e") == "key *** and ***\\x1b[1m\\u202e"
+    assert (
+        _finalize("key sk-proj-AbCdEfGhIjKlMnOpQrSt and a@b.example\x1b[1m\u202e") == "key *** and ***\\x1b[1m\\u202e"
+    )
     assert _finalize(None) == "" and _finalize(3) == "3" and _finalize(Markup("<b>")) == Markup("<b>")
     assert str(escape(_finalize('"><img onerror=x>'))) == "&#34;&gt;&lt;img onerror=x&gt;"
     assert _short("x" * 200) == "x" * 160 + "… (200 characters)"
@@ -200,3 +205,26 @@ def test_what_a_template_prints_is_visible_scrubbed_and_escaped() -> None:
 def test_a_run_without_cases_has_an_empty_index() -> None:
     index = build_index(_Store([]), Run("r", "s.x", "g").id)  # type: ignore[arg-type]
     assert len(index) == 0 and fetch_cases(_Store([]), index, ["a"]) == {}  # type: ignore[arg-type]
+
+
+def test_the_compare_page_says_two_retrieval_runs_differ_by_retriever_or_corpus_not_generator() -> None:
+    # The viewer's compare page said two retrieval runs "were answered by different generators",
+    # and nothing when they searched corpora of different revisions.
+    from evalkit.runs import Run, RunKind, RunStatus
+    from evalkit.view.compare_page import run_differences
+
+    def stored(deployment: str, revision: str) -> Run:
+        return Run(
+            id=f"r-{deployment}", set_identifier="beir.x", grader="retrieval_hit_rate", kind=RunKind.RETRIEVAL,
+            status=RunStatus.COMPLETE, retriever="evalkit.lexical", deployment=deployment,
+            provenance={"corpus_revision": revision},
+        )  # fmt: skip
+
+    notes = run_differences(stored("staging", "sha256:aa"), stored("production", "sha256:bb"))
+    assert notes == (
+        "The runs measured different retrievers or deployments: evalkit.lexical (deployment staging) vs "
+        "evalkit.lexical (deployment production).",
+        'The runs searched different corpora (corpus revision "sha256:aa" vs "sha256:bb"): a document one corpus '
+        "lacks is a miss in that run only, so the difference is not the retriever's alone.",
+    )
+    assert run_differences(stored("staging", "sha256:aa"), stored("staging", "sha256:aa")) == ()

@@ -30,7 +30,7 @@ from .params import global_options, report_option, tolerance_options
         "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs. "
         "With --pairwise-judge NAME, the judge NAME also compares the two answers of every unchanged case, shown in "
         "both orders: RUN's wins, ties and losses, its win rate (ties apart) with a 95% Wilson interval, and the "
-        "judge's position bias; both runs must have stored their answers in full (privacy \"full\"), else exit 2; "
+        'judge\'s position bias; both runs must have stored their answers in full (privacy "full"), else exit 2; '
         "a judge that fails exits 3 and nothing is printed."
     ),
 )
@@ -39,7 +39,9 @@ from .params import global_options, report_option, tolerance_options
 @tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
 @gate_options()
 @click.option(
-    "--pairwise-judge", metavar="NAME", type=ProviderName(),
+    "--pairwise-judge",
+    metavar="NAME",
+    type=ProviderName(),
     help="the configured provider instance that judges RUN's answers against BASE's, case by case in both orders",
 )
 @report_option
@@ -55,16 +57,32 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
     aliases and repeats call for: :func:`evalkit.leases.resume_defaults`)."""
     from ..leases import gone_clause, resume_defaults, status_label
-    from ..verdict import different_k
-    from .stored import identity_label
+    from ..verdict import different_corpora, different_k
+    from .stored import identity_label, measured_label
 
     notes = []
-    if identity_label(base) != identity_label(run):
-        notes.append(f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}.")
+    retrieval = base.kind.value == "retrieval" and run.kind.value == "retrieval"
+    if retrieval:
+        if measured_label(base) != measured_label(run):
+            notes.append(
+                f"The runs measured different retrievers or deployments: {measured_label(base)} vs {measured_label(run)}."
+            )
+        corpora = different_corpora(run, base)
+        if corpora is not None:
+            notes.append(
+                f"The runs searched different corpora (corpus revision {quoted(corpora[0])} vs {quoted(corpora[1])}): "
+                "a document one corpus lacks is a miss in that run only, so the difference is not the retriever's alone."
+            )
+    elif identity_label(base) != identity_label(run):
+        notes.append(
+            f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}."
+        )
     if base.grader != run.grader:
-        notes.append(f'The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.')
+        notes.append(f"The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.")
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
-        notes.append("The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases.")
+        notes.append(
+            "The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases."
+        )
     if (ks := different_k(run, base)) is not None:
         notes.append(
             f"The runs measured at different cut-offs (k {ks[0]} and {ks[1]}): their MRR@k, recall@k and nDCG@k are "
@@ -103,7 +121,7 @@ def handle(args: Arguments) -> int:
     from .json_output import print_json
     from .render import run_document
     from .reporting import deliver_reports, report_targets
-    from .stored import identity_label, open_store, require_run
+    from .stored import identity_label, measured_label, open_store, require_run
 
     config = load_config(args.config)
     tolerances, gate = gate_of(args, config)
@@ -118,7 +136,7 @@ def handle(args: Arguments) -> int:
         alive = liveness(repository, [base, run])
         if base.set_identifier != run.set_identifier:
             raise UsageError(
-                f'runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); '
+                f"runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); "
                 "compare two runs of one set"
             )
         if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
@@ -194,13 +212,22 @@ def handle(args: Arguments) -> int:
         f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
-    table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
+    table.add_row(
+        "Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}"
+    )
     table.add_row("Cost", *cost_delta_cells(run, base))
-    table.add_row("Model", identity_label(base), identity_label(run), "")
+    if base.kind.value == "retrieval" and run.kind.value == "retrieval":
+        table.add_row("Retriever", measured_label(base), measured_label(run), "")
+    else:
+        table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
     out.line()
     render_comparison(
-        out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive,
+        out,
+        comparison,
+        words,
+        fail_on_new_failures=args.fail_on_new_failures,
+        fail_on_inconclusive=args.fail_on_inconclusive,
         case_notes={case_id: entry["shown"] for case_id, entry in regressed_checks.items()},
     )
     if pairwise is not None:
@@ -224,7 +251,11 @@ def _regressed_checks(run: Any, regressed_ids: Any, store: Any) -> dict[str, dic
         return {}
     cases = run.cases if store.streamed is None else store.streamed.iter_cases(run.id, notable_only=True)
     found = {
-        case.case_id: {"failed_checks": [c.name for c in case.failed_checks], "errored": case.errored, "shown": check_names(case)}
+        case.case_id: {
+            "failed_checks": [c.name for c in case.failed_checks],
+            "errored": case.errored,
+            "shown": check_names(case),
+        }
         for case in cases
         if case.case_id in wanted
     }

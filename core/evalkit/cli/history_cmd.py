@@ -26,12 +26,16 @@ from .params import PositiveInt, global_options
         "significantly better, accepted by a person, or migrated; * marks each scope's current baseline). A running run "
         "whose process is gone (killed) reads 'running (no live process)', with the command that continues it. Below "
         "the table, one trend line per series "
-        "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
+        "(serving identity + grader; for a retrieval run, retriever + deployment): the pass rate of its listed runs, "
+        "oldest to newest. Runs stored before "
         "verdicts were kept show — as their verdict."
     ),
 )
 @click.argument(
-    "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
+    "set",
+    metavar="SET",
+    type=SetIdentifier("prompt", "question"),
+    help="golden set identifier (need not be installed any more)",
 )
 @click.option("--limit", type=PositiveInt(), default=20, metavar="N", help="at most N runs (default 20)")
 @global_options(json="print one JSON document instead of tables")
@@ -41,12 +45,14 @@ def command(**params: Any) -> Arguments:
 
 
 def _series_key(run: Any) -> tuple[str, str]:
-    from .stored import identity_label
+    from .stored import measured_label
 
-    return identity_label(run), run.grader
+    return measured_label(run), run.grader
 
 
-def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _acceptances(
+    repository: ResultRepository, set_identifier: str, run_ids: list[str]
+) -> tuple[dict[str, Any], set[str]]:
     """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
     store keeps no acceptances)."""
     from ..baselines import current_baselines
@@ -80,8 +86,8 @@ def handle(args: Arguments) -> int:
     from .render import acceptance_document, run_document
     from .stored import (
         format_date,
-        identity_label,
         liveness_fields,
+        measured_label,
         open_store,
         sparkline,
         stored_set_suggestion,
@@ -113,10 +119,12 @@ def handle(args: Arguments) -> int:
         {
             "identity": identity,
             "grader": grader,
+            "deployment": members[0].deployment,
             "runs": [r.id for r in members],
             "pass_rates": [float(r.pass_rate) for r in members],
             # the newest SPARKLINE_RUNS runs: a bar per run, so the line keeps within 80 columns
-            "sparkline": ("…" if len(members) > SPARKLINE_RUNS else "") + sparkline(r.pass_rate for r in members[-SPARKLINE_RUNS:]),
+            "sparkline": ("…" if len(members) > SPARKLINE_RUNS else "")
+            + sparkline(r.pass_rate for r in members[-SPARKLINE_RUNS:]),
         }
         for (identity, grader), members in series.items()
     ]
@@ -153,7 +161,7 @@ def handle(args: Arguments) -> int:
         if verdict is not None and verdict.state == "regressed":
             shown = out.text("[red]{}[/red]", shown)
         rows.append([
-            format_date(run.started_at), run.id, identity_label(run), run.grader,
+            format_date(run.started_at), run.id, measured_label(run), run.grader,
             status_label(run, alive.get(run.id)), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", cost_cell(run), shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
@@ -169,5 +177,7 @@ def handle(args: Arguments) -> int:
         rates = trend["pass_rates"]
         # two lines, the series' name first: on one line with the sparkline it passed 80 columns
         out.print(f"  {trend['identity']} · {trend['grader']}")
-        out.print(f"    {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  ({counted(len(rates), 'run')})")
+        out.print(
+            f"    {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  ({counted(len(rates), 'run')})"
+        )
     return 0

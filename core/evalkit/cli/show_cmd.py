@@ -34,7 +34,9 @@ SHOWN_ANSWER_CHARS = 2_000
     ),
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
-@click.option("--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)")
+@click.option(
+    "--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)"
+)
 @global_options(json="print one JSON document instead of tables (every case)")
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit show``."""
@@ -152,19 +154,43 @@ def _print_json(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any) 
     print_cases_json(document, cases, run.case_count)
 
 
-def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
+def _retrieval_measures(run: Any) -> str | None:
+    """A retrieval run's stored MRR@k, recall@k and nDCG@k (``MRR@10 0.651, recall@10 0.823,
+    nDCG@10 0.687``; the pass rate and mean score are its top-1 and top-3 hit rates), ``None``
+    when its metrics do not hold them (a run stored before they were kept, an unfinished run)."""
+    from ..shapes import finite_number
+
+    metrics = run.metrics.get("retrieval") if isinstance(run.metrics, dict) else None
+    if not isinstance(metrics, dict):
+        return None
+    k = metrics.get("k")
+    values = [metrics.get(key) for key in ("mrr_at_k", "recall_at_k", "ndcg_at_k")]
+    if not isinstance(k, int) or isinstance(k, bool) or not all(finite_number(v) for v in values):
+        return None
+    return ", ".join(f"{name}@{k} {value:.3f}" for name, value in zip(("MRR", "recall", "nDCG"), values, strict=True))
+
+
+def _print_tables(
+    run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside
+) -> None:
     from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
     from .render import base_prompt_line, result_cell, serving_lines, unlisted_cases_line
-    from .stored import format_date, identity_label, verdict_label
+    from .stored import format_date, identity_label, measured_label, verdict_label
 
     out = console()
     out.line("[bold]Run {run}[/bold]  ({set}, {kind})", run=run.id, set=run.set_identifier, kind=run.kind.value)
     finished = f"{format_date(run.finished_at)} UTC" if run.finished_at else format_date(run.finished_at)
     out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {finished}")
-    out.print(f"Model:      {identity_label(run)}")
-    if run.identity is None and run.identity_note:
+    retrieval = run.kind.value == "retrieval"
+    if retrieval:
+        # a retrieval run has no serving identity: "Model: unverified (evalkit.lexical)" hid the
+        # deployment that scopes its baseline
+        out.print(f"Retriever:  {measured_label(run)}")
+    else:
+        out.print(f"Model:      {identity_label(run)}")
+    if not retrieval and run.identity is None and run.identity_note:
         out.print(f"            ({run.identity_note})")
     for line in serving_lines(run):
         out.print(line)
@@ -185,6 +211,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
         out.print(f"            {gone_sentence(run, live, resume_defaults(load_config(beside.config_path)))}")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
+    measures = _retrieval_measures(run) if retrieval else None
+    if measures is not None:
+        out.print(f"Measures:   {measures}")
     from .spend_view import spend_lines
 
     for line in spend_lines(run):
@@ -193,7 +222,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
         out.print(f"Label:      {run.label}")
     out.print(f"Privacy:    {run.privacy}")
     out.print(
-        "Verdict:    " + verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""),
+        "Verdict:    "
+        + verdict_label(verdict, with_baseline=True)
+        + (f" — {verdict.note}" if verdict and verdict.note else ""),
         soft_wrap=False,
     )
     out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
@@ -209,7 +240,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     answers = []
     conversations = []
     for case in cases:
-        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
+        rows.append(
+            [case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)]
+        )
         if case.answer_text:
             answers.append(case)
         if case.transcript:
@@ -230,7 +263,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
             shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
             out.line("  {case}: {answer}", case=case.case_id, answer=Lines(shown))
             if shown is not text:
-                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")
+                out.print(
+                    f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)"
+                )
             _print_beside(out, texts.get(case.case_id), beside, case.case_id)
     if conversations:
         out.line()
@@ -245,7 +280,9 @@ def _print_beside(out: Any, asked: Any, beside: Beside, case_id: str) -> None:
     """The lines under a case's answer: what it asked, its reference, the baseline's answer."""
     from .console import Lines
 
-    lines = [(role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())]
+    lines = [
+        (role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())
+    ]
     if asked is not None and asked.reference is not None:
         lines.append(("reference", asked.reference))
     if case_id in beside.answers:

@@ -9,8 +9,10 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..printable import hidden_escaped
 from ..runs import Run
 from ..storage import ResultRepository, StoredVerdict, capabilities, open_repository
+from ..wording import quoted
 from .common import database_url
 
 if TYPE_CHECKING:
@@ -123,8 +125,6 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
     return f"{where}; --config PATH or --database URL chooses another."
 
 
-
-
 def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id`` (a running one with the counts of the cases it has stored so far:
     :func:`evalkit.storage.counted_so_far`), or a usage error naming it."""
@@ -176,6 +176,16 @@ def identity_label(run: Run) -> str:
     if run.provider_instance or run.model_alias:
         return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
     return f"unverified ({run.adapter or 'unknown generator'})"
+
+
+def measured_label(run: Run) -> str:
+    """Who a run measured: a prompt run's serving identity (:func:`identity_label`); a retrieval
+    run's retriever and deployment (``evalkit.lexical in deployment "staging"``), which scope its
+    baseline: staging and production runs of one retriever are never one series."""
+    if run.kind.value != "retrieval":
+        return identity_label(run)
+    retriever = hidden_escaped(run.retriever or run.adapter or "unknown retriever")
+    return f"{retriever} in deployment {quoted(run.deployment)}" if run.deployment else f"{retriever} (no deployment)"
 
 
 #: A stored verdict's word in a table cell, for every state a store holds (a state this table

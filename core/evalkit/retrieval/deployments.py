@@ -102,7 +102,12 @@ def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> 
     """Take ``timeout`` out of the options: a duration from 1 ms to a day (a number of seconds, or
     one with a unit: :mod:`evalkit.durations`' one rule)."""
     raw = options.pop(TIMEOUT_OPTION, DEFAULT_TIMEOUT_S)
-    return read_duration(raw, f"deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION}", most=86400, typed=True)
+    return read_duration(
+        raw,
+        f"deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION}",
+        most=86400,
+        typed=True,
+    )
 
 
 @attrs.frozen
@@ -145,8 +150,7 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     except PLUGIN_FAILURES as exc:
         raise PluginError.for_plugin(
             sourced.record,
-            f"{sourced.record.label} raised {type(exc).__name__} "
-            f"in default_deployments(): {exc}",
+            f"{sourced.record.label} raised {type(exc).__name__} in default_deployments(): {exc}",
         ) from exc
     if not isinstance(found, Mapping) or not all(
         isinstance(d, Mapping) and all(isinstance(o, Mapping) for o in d.values()) for d in found.values()
@@ -200,7 +204,9 @@ def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dic
     return chosen
 
 
-def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet | None = None) -> DeploymentChoice | None:
+def choose_deployment(
+    name: str | None, config: Config, *, sourced: SourcedSet | None = None
+) -> DeploymentChoice | None:
     """The deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``), ``None`` when neither names one.
 
     Raises :class:`UsageError` for an unknown deployment, listing the known ones, and for an
@@ -225,7 +231,9 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
         shown = hidden_escaped(chosen)
         origin = argument("deployment", shown) if name is not None else f"{DEPLOYMENT_ENV}={shown}"
         shown_known = listed(sorted(known), '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)')
-        raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {shown_known}")
+        raise UsageError(
+            f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {shown_known}"
+        )
     return known[chosen]
 
 
@@ -261,7 +269,7 @@ def retriever_of(choice: DeploymentChoice | None, explicit: str | None) -> str:
     if choice.retriever is None:
         configured = ", ".join(map(hidden_escaped, sorted(choice.retrievers))) or "none"
         raise UsageError(
-            f'deployment {quoted(choice.name)} names no retriever and has options for several ({configured}); '
+            f"deployment {quoted(choice.name)} names no retriever and has options for several ({configured}); "
             f'name one: evalkit retrieval SET RETRIEVER, or retriever = "ID" under [deployments.{table_key(choice.name)}]'
         )
     return choice.retriever
@@ -279,15 +287,20 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
         return Deployment(None, {}, "none")
     entry = choice.retrievers.get(retriever_id)
     if entry is None:
-        if retriever_id == choice.retriever or (factory is not None and takes_no_options(factory)):
-            return Deployment(choice.name, {}, choice.sources, table=_table(choice.name, retriever_id, choice.source, None))
+        unquoted = _written_unquoted(choice, retriever_id)
+        if not unquoted and (retriever_id == choice.retriever or (factory is not None and takes_no_options(factory))):
+            return Deployment(
+                choice.name, {}, choice.sources, table=_table(choice.name, retriever_id, choice.source, None)
+            )
         configured = ", ".join(map(hidden_escaped, sorted(choice.retrievers))) or "none"
         hint = ""
-        head = retriever_id.split(".", 1)[0]
-        if "." in retriever_id and head in choice.retrievers:
-            hint = f"; quote an id with dots in the table name: [deployments.{table_key(choice.name)}.retrievers.{table_key(retriever_id, always_quoted=True)}]"
+        if unquoted:
+            hint = (
+                f"; [deployments.{table_key(choice.name)}.retrievers.{hidden_escaped(retriever_id)}] is read as nested tables, "
+                f"quote an id with dots in the table name: [deployments.{table_key(choice.name)}.retrievers.{table_key(retriever_id, always_quoted=True)}]"
+            )
         raise UsageError(
-            f'deployment {quoted(choice.name)} has no options for retriever {quoted(retriever_id)} (it configures: {configured}){hint}'
+            f"deployment {quoted(choice.name)} has no options for retriever {quoted(retriever_id)} (it configures: {configured}){hint}"
         )
     options = dict(entry.options)
     timeout = _time_limit(options, choice.name, retriever_id)
@@ -297,11 +310,28 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     return Deployment(choice.name, options, entry.source, timeout, table)
 
 
+def _written_unquoted(choice: DeploymentChoice, retriever_id: str) -> bool:
+    """Whether ``retriever_id``'s table was written unquoted in ``choice``
+    (``[deployments.NAME.retrievers.evalkit.lexical]``, which TOML reads as a table ``evalkit``
+    holding a table ``lexical``): its options were meant for this retriever, and running it
+    without them would pass over what was written."""
+    head, *rest = retriever_id.split(".")
+    entry = choice.retrievers.get(head)
+    if not rest or entry is None:
+        return False
+    nested: Any = entry.options
+    for part in rest:
+        if not isinstance(nested, Mapping) or not isinstance(nested.get(part), Mapping):
+            return False
+        nested = nested[part]
+    return True
+
+
 def _table(deployment: str, retriever_id: str, source: str, root: Path | None) -> str:
     """Where a retriever's options in a deployment are written, as a user would look for them."""
     if root is not None:
         return f"[deployments.{table_key(deployment)}.retrievers.{table_key(retriever_id, always_quoted=True)}] of {source}"
-    return f'deployment {quoted(deployment)} of {source}'
+    return f"deployment {quoted(deployment)} of {source}"
 
 
 def resolve_deployment(
@@ -329,7 +359,7 @@ def no_deployment(retriever_id: str) -> Deployment:
     provider is asked for its deployments: a broken one must not stop a run that chose none)."""
     table = (
         "a deployment's table, but none was chosen, so the retriever gets no options: choose one with "
-        f'{argument("deployment", "NAME")} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers.{table_key(retriever_id, always_quoted=True)}] '
+        f"{argument('deployment', 'NAME')} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers.{table_key(retriever_id, always_quoted=True)}] "
         "in evalkit.toml"
     )
     return Deployment(None, {}, "none", table=table)

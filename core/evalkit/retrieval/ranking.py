@@ -86,10 +86,14 @@ def read_ranking(raw: Any, limit: int) -> tuple[Ranking, int]:
     that is no list or tuple is read up to :data:`COUNTED_BEYOND_LIMIT` results past the limit.
 
     Raises :class:`RetrievalError` for anything that is not a list of ids, of ``(id, score)``
-    pairs or of :class:`ScoredDocument` (a string, a mapping, a mixed list, a non-finite score).
+    pairs or of :class:`ScoredDocument` (a string, a mapping, a set, which has no order, a mixed
+    list, a non-finite score).
     """
     if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
         raise RetrievalError(f"returned {type(raw).__name__} {str(raw)[:60]!r}, not a list of document ids")
+    if isinstance(raw, (set, frozenset)):
+        # Its order is the hash seed's: the same retriever scored differently in every process.
+        raise RetrievalError(f"returned {type(raw).__name__}, which has no order: a ranking is a list, best first")
     # Any other iterable is read only up to a count past the limit: list() of an endless generator
     # took every byte of memory the machine had.
     items = raw if isinstance(raw, (list, tuple)) else list(itertools.islice(raw, limit + COUNTED_BEYOND_LIMIT))

@@ -52,9 +52,15 @@ def hide_password(url: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """A database URL as a message shows it: its passwords replaced (:func:`hide_password`), and
-    cut when it is long."""
-    return clipped(hide_password(url))
+    """A database URL as a message shows it: its passwords replaced (:func:`hide_password`), cut
+    when it is long, and its hidden characters — a line break, an ESC — written as escapes
+    (:func:`evalkit.printable.hidden_escaped`, the rule :func:`~evalkit.wording.quoted` applies to
+    a word): a message keeps its own line breaks where it is printed, so ``cannot open database
+    {redact_url(url)}`` with a URL from the configuration or ``--database`` holding ``\nevalkit: ok``
+    printed a line that read as evalkit's. Every message and listing naming a store goes through here."""
+    from ..printable import hidden_escaped
+
+    return hidden_escaped(clipped(hide_password(url)))
 
 
 def is_in_memory(url: str) -> bool:
@@ -107,17 +113,17 @@ def sqlite_path(url: str) -> str | None:
     elif rest.strip():  # sqlite:x.db, sqlite:/srv/x.db
         _refuse_other_spelling(url, rest)
     if "\x00" in rest:  # the system calls raise ValueError ("embedded null byte") for such a path
-        raise StorageError(f'database URL {quoted(redact_url(url))} holds a NUL character, which no file name can')
+        raise StorageError(f"database URL {quoted(redact_url(url))} holds a NUL character, which no file name can")
     cut = min((rest.find(mark) for mark in "?#" if mark in rest), default=-1)
     if cut >= 0:  # SQLAlchemy and peewee read "?mode=ro" as options: SQLite would take it as part of the name
         kind = "a query string" if rest[cut] == "?" else "a fragment"
         raise StorageError(
-            f'database URL {quoted(redact_url(url))} has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options '
+            f"database URL {quoted(redact_url(url))} has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options "
             f"in the URL, and SQLite would store the runs in a file named {clipped(rest)!r}; give the file's path alone"
         )
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
-            f'database URL {quoted(redact_url(url))} names no file, so SQLite would keep the runs in memory and lose them; '
+            f"database URL {quoted(redact_url(url))} names no file, so SQLite would keep the runs in memory and lose them; "
             f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
         )
     if rest.startswith("~"):  # sqlite:///~/runs.db is in the home folder, not in a new folder named "~"
@@ -132,7 +138,7 @@ def _refuse_other_spelling(url: str, path: str) -> None:
     ``parse``, so such a URL meant another file to each tool; evalkit read it as a path from the
     working directory, past a configuration's rule that its store lies in the project."""
     raise StorageError(
-        f'database URL {quoted(redact_url(url))} is not spelled sqlite:///PATH, the one spelling every tool reads as the '
+        f"database URL {quoted(redact_url(url))} is not spelled sqlite:///PATH, the one spelling every tool reads as the "
         'same file (after "sqlite://" SQLAlchemy and peewee read a host name); write '
         f"sqlite:///{clipped(path)} (three slashes, then the path: sqlite:///results.db, relative to the project "
         "in evalkit.toml; sqlite:////srv/results.db, absolute)"
@@ -146,11 +152,13 @@ def _home_path(url: str, path: str) -> str:
     makes ``~/runs.db`` ``/runs.db`` when ``HOME`` is set and empty."""
     user = path[1:].split("/", 1)[0]
     if not user and os.environ.get("HOME") == "":
-        raise StorageError(f'database URL {quoted(redact_url(url))} names the home folder (~), but HOME is set and empty')
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} names the home folder (~), but HOME is set and empty"
+        )
     expanded = os.path.expanduser(path)
     if expanded.startswith("~"):
         raise StorageError(
-            f'database URL {quoted(redact_url(url))} names the home folder of user {clipped(user)!r}, who does not exist here'
+            f"database URL {quoted(redact_url(url))} names the home folder of user {clipped(user)!r}, who does not exist here"
         )
     return expanded
 
@@ -204,7 +212,9 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         )
     foreign = _tables_of_another_program(file)
     if foreign:
-        shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else "")
+        shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (
+            f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else ""
+        )
         raise StorageError(
             f"database {url}: {path} holds tables of another program ({shown}) and no evalkit store; nothing was "
             "written to it. evalkit keeps its runs in a file of its own: name another file (a new one is created)"
@@ -240,9 +250,11 @@ def check_postgres_url(url: str) -> None:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - parsing the port is the check
     except ValueError as exc:
-        raise StorageError(f'database URL {quoted(redact_url(url))} is malformed: {exc}') from None
+        raise StorageError(f"database URL {quoted(redact_url(url))} is malformed: {exc}") from None
     if not parts.path.strip("/"):
-        raise StorageError(f'database URL {quoted(redact_url(url))} names no database: use postgresql://USER@HOST[:PORT]/DATABASE')
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} names no database: use postgresql://USER@HOST[:PORT]/DATABASE"
+        )
 
 
 def check_database_url(url: str) -> None:

@@ -18,7 +18,7 @@ from ..leases import ResumeDefaults, RunLiveness, gone_clause, status_label
 from ..reports.model import Report
 from ..runs import Run, RunKind
 from ..tolerance import Tolerances
-from ..verdict import Comparison
+from ..verdict import Comparison, different_corpora
 from .cases_view import CaseParts, CaseView, case_view, result_words
 from .index import RunIndex
 from .paging import Paging, page_number, per_page
@@ -108,8 +108,15 @@ def run_differences(
     ``defaults``: what a bare continuing command answers with, :func:`evalkit.leases.resume_defaults`)."""
     notes = []
     before, after = Report(run=base).identity, Report(run=run).identity
+    retrieval = base.kind is RunKind.RETRIEVAL and run.kind is RunKind.RETRIEVAL
     if before != after:
-        notes.append(f"The runs were answered by different generators: {before} vs {after}.")
+        what = "measured different retrievers or deployments" if retrieval else "were answered by different generators"
+        notes.append(f"The runs {what}: {before} vs {after}.")
+    if (corpora := different_corpora(run, base)) is not None:
+        notes.append(
+            f'The runs searched different corpora (corpus revision "{corpora[0]}" vs "{corpora[1]}"): a document '
+            "one corpus lacks is a miss in that run only, so the difference is not the retriever's alone."
+        )
     if base.grader != run.grader:
         notes.append(f'The runs were graded by different yardsticks: "{base.grader}" vs "{run.grader}".')
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
@@ -144,14 +151,22 @@ def _listed(tags: Mapping[str, str], current: RunIndex, before: RunIndex, show: 
     (removed cases after, in the base's)."""
     order = {tag: number for number, tag in enumerate(_SECTIONS["all"][1])}
     chosen = set(_SECTIONS[show][1])
-    listed = [(order[tag], row.position, row.case_id) for row in current.rows if (tag := tags.get(row.case_id)) in chosen]
+    listed = [
+        (order[tag], row.position, row.case_id) for row in current.rows if (tag := tags.get(row.case_id)) in chosen
+    ]
     if "removed" in chosen:
-        listed += [(order["removed"], len(current) + row.position, row.case_id) for row in before.rows if row.case_id not in current.positions]
+        listed += [
+            (order["removed"], len(current) + row.position, row.case_id)
+            for row in before.rows
+            if row.case_id not in current.positions
+        ]
     listed.sort()
     return [case_id for _, _, case_id in listed]
 
 
-def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Mapping[str, str]) -> ComparePage | str | None:
+def build_compare_page(
+    state: ViewerState, base_id: str, run_id: str, params: Mapping[str, str]
+) -> ComparePage | str | None:
     """The comparison page; ``None`` when a run is missing, a sentence when the two cannot be compared."""
     base, run = state.run(base_id), state.run(run_id)
     if base is None or run is None:
@@ -169,7 +184,9 @@ def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Ma
     versions = (run.id, current.version, base.id, before.version, tolerances)
     tags, counts = state.remember(("compare-counted", *versions), lambda: _counted(comparison, current, before))
     listed = state.remember(("compare-listed", *versions, show), lambda: _listed(tags, current, before, show))
-    paging = Paging.of(page_number(params.get("page")), per_page(params.get("per"), state.settings.page_size), len(listed))
+    paging = Paging.of(
+        page_number(params.get("page")), per_page(params.get("per"), state.settings.page_size), len(listed)
+    )
     shown = paging.cut(listed)
     run_cases = state.cases(current, list(shown))
     base_cases = state.cases(before, list(shown))
@@ -193,4 +210,15 @@ def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Ma
         rows.append(CompareRow(case_id, tag, view, base_result))
     sections = tuple((key, label, counts[key], key == show) for key, label, _ in SECTIONS)
     report = Report(run=run, comparison=comparison, baseline=base)
-    return ComparePage(base, run, comparison, tolerances, report, run_differences(base, run, state.store.liveness([base, run]), state.resume_defaults()), show, sections, paging, tuple(rows))
+    return ComparePage(
+        base,
+        run,
+        comparison,
+        tolerances,
+        report,
+        run_differences(base, run, state.store.liveness([base, run]), state.resume_defaults()),
+        show,
+        sections,
+        paging,
+        tuple(rows),
+    )

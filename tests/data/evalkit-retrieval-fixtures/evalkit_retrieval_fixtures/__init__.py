@@ -121,7 +121,7 @@ class Touchy(str):
 
 
 class GarbageRetriever:
-    """Returns what ``mode`` says: ``non-string`` ids, a ``string``, a ``dict``, ``duplicates``,
+    """Returns what ``mode`` says: ``non-string`` ids, a ``string``, a ``dict``, a ``set`` of ids, ``duplicates``,
     ``too-many`` ids, an ``endless`` generator of them, or ids (``touchy``) and scored ids
     (``touchy-scored``) of a ``str`` subclass whose ``==`` raises."""
 
@@ -136,6 +136,8 @@ class GarbageRetriever:
             return "doc-json"
         if self.mode == "dict":
             return {"doc-json": 1.0}
+        if self.mode == "set":
+            return {"doc-json", "doc-csv", "doc-sleep"}
         if self.mode == "duplicates":
             return ["doc-csv", "doc-csv", "", "doc-json", "doc-csv", "doc-sleep"]
         if self.mode == "too-many":
