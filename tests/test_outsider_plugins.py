@@ -75,14 +75,29 @@ def test_a_third_party_store_that_fails_outside_a_run_is_said_as_the_stores_fail
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
-def test_a_third_party_store_that_gives_back_no_run_is_refused_naming_it(cli, project: Path) -> None:
+def test_a_third_party_store_failing_as_a_run_reads_it_before_beginning_is_said_as_the_stores_failure(cli, project: Path) -> None:
+    """The store ``evalkit run`` opens is the run's (evalkit.evaluate_set), not the command's: its
+    own ``OSError`` as the chosen ``--baseline`` is read, before the run begins, is told as its
+    failure by the code that opened it, with no process-wide list of opened stores to look in."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    result = cli("run", "outsider.graded", "--baseline", "r-1", "--database", "outsiderdisk:///srv/store")
+    assert result.code == 3, (result.code, result.stderr)
+    said = "evalkit: error: the results store failed: evalkit_outsider_plugins.UnreadableStore raised OSError: [Errno 5] Input/output error: 'outsiderdisk:///srv/store'"
+    assert said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("scheme", ["outsidermisshapen", "outsiderslotted"])
+def test_a_third_party_store_that_gives_back_no_run_is_refused_naming_it(cli, project: Path, scheme) -> None:
     """A store whose ``begin_run`` returned ``None`` ended ``evalkit run`` in an internal error
     (``TypeError: exceptions must derive from BaseException``), one whose ``get_run`` returned a
     dict ended ``evalkit show`` in one (``'dict' object has no attribute …``). Each is the store's
-    failure, naming the plugin, the method and what it returned; no traceback."""
+    failure, naming the plugin, the method and what it returned; no traceback. A store class with
+    ``__slots__`` (``outsiderslotted``) was left unchecked, its instance's methods could not be
+    replaced: it is held to the same checks now that evalkit talks to it through an adapter."""
     (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
-    store = ("--database", "outsidermisshapen:///srv/store")
-    plugin = 'repository "outsidermisshapen" (evalkit-outsider-plugins 0.1.0)'
+    store = ("--database", f"{scheme}:///srv/store")
+    plugin = f'repository "{scheme}" (evalkit-outsider-plugins 0.1.0)'
     ran = cli("run", "outsider.graded", "--grader", "outsider.treacherous_text", *store)
     assert ran.code == 2, (ran.code, ran.stderr)
     assert f"{plugin}: begin_run() returned NoneType None, not an evalkit Run — nothing was stored" in ran.stderr, ran.stderr
@@ -167,8 +182,9 @@ def test_a_failure_is_a_third_party_stores_only_when_raised_through_that_store(m
     """Which error is a third-party store's failure was decided by a process-wide list of store
     classes opened and the package they came from: in a long-lived process (a library caller, the
     pytest plugin) another plugin of that package failing later was said as the store's failure.
-    It is the failure of the store object whose methods it was raised through, with two stores
-    open in one process."""
+    It is the failure of the store object whose methods it was raised through, of the stores the
+    caller names (no list of the stores a process opened is kept), with two stores open in one
+    process."""
     import sys
 
     from evalkit import registry, storage
@@ -179,13 +195,13 @@ def test_a_failure_is_a_third_party_stores_only_when_raised_through_that_store(m
         first, second = storage.open_repository("outsiderdisk:///first"), storage.open_repository("outsiderdisk:///second")
         with pytest.raises(OSError) as through_second:
             second.get_run("r")
-        failure = storage.plugin_store_failure(through_second.value)
+        failure = storage.plugin_store_failure(through_second.value, (first, second))
         assert failure is not None and str(failure).startswith("evalkit_outsider_plugins.UnreadableStore raised OSError"), failure
         from evalkit_outsider_plugins import ForgingGenerator
 
         with pytest.raises(RuntimeError) as elsewhere:  # the same package's generator, failing after the stores were opened
             ForgingGenerator()
-        assert storage.plugin_store_failure(elsewhere.value) is None
+        assert storage.plugin_store_failure(elsewhere.value, (first, second)) is None
         assert storage.plugin_store_failure(through_second.value, (second,)) is not None
         assert storage.plugin_store_failure(through_second.value, (first,)) is None  # the other store did not fail
     finally:

@@ -27,6 +27,7 @@ from .errors import UnknownRunError, UsageError
 from .printable import visible
 from .runs import Run, RunKind, RunStatus
 from .shapes import clipped_line, short_repr, too_long
+from .storage.plugin_store import unwrapped
 from .storage.protocols import AcceptedBaselines, ResultRepository, capabilities
 from .storage.values import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 from .wording import argument
@@ -126,7 +127,7 @@ def _baselines(repository: ResultRepository, cannot: str) -> AcceptedBaselines:
     baselines = capabilities(repository).baselines
     if baselines is None:
         raise UsageError(
-            f"the configured repository ({type(repository).__name__}) {cannot}: it lacks the AcceptedBaselines capability"
+            f"the configured repository ({type(unwrapped(repository)).__name__}) {cannot}: it lacks the AcceptedBaselines capability"
         )
     return baselines
 

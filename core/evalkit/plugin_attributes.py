@@ -11,7 +11,7 @@ import functools
 import inspect
 from typing import Any
 
-__all__ = ["declared", "declares", "offers", "promises"]
+__all__ = ["declared", "declares", "offers", "promises", "protocol_members"]
 
 
 def declared(component: Any, name: str, default: Any = None) -> Any:
@@ -65,6 +65,12 @@ def promises(component: Any, protocol: type) -> bool:
 
 
 _MISSING = object()
+
+
+def protocol_members(protocol: type) -> tuple[tuple[str, bool], ...]:
+    """The members ``isinstance`` checks for the ``runtime_checkable`` ``protocol``, by name, each
+    with whether it is a method."""
+    return _protocol_members(protocol)
 
 
 @functools.cache

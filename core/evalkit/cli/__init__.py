@@ -253,11 +253,11 @@ def _handled(args: Arguments, stored: list[str]) -> int:
         _discard_stdout()
         return 0
     except OSError as exc:
-        if exc.errno not in _OUTPUT_ERRNOS or _store_failed(exc):
-            return _failed(args, _store_failure(exc), stored)
+        if exc.errno not in _OUTPUT_ERRNOS or _store_failed(exc, args.opened_stores):
+            return _failed(args, _store_failure(exc, args.opened_stores), stored)
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
-        return _failed(args, _store_failure(exc), stored)
+        return _failed(args, _store_failure(exc, args.opened_stores), stored)
     except BaseException as exc:  # noqa: BLE001 - no command of evalkit's raises one: a plugin did
         from ..shapes import exception_text
 
@@ -268,30 +268,22 @@ def _handled(args: Arguments, stored: list[str]) -> int:
         return 3
 
 
-def _store_failed(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised in or through the methods of a third-party store (its full disk is not
-    standard output's)."""
+def _store_failed(exc: BaseException, stores: Sequence[object]) -> bool:
+    """Whether ``exc`` was raised in or through the methods of one of the third-party ``stores`` the
+    command opened (its full disk is not standard output's)."""
     from ..storage import plugin_store_failure
 
-    return plugin_store_failure(exc) is not None
+    return plugin_store_failure(exc, stores) is not None
 
 
-def _store_failure(exc: Exception) -> Exception:
-    """``exc``, or — raised in or through the methods of a third-party store the command opened (its
+def _store_failure(exc: Exception, stores: Sequence[object]) -> Exception:
+    """``exc``, or — raised in or through the methods of one of the third-party ``stores`` the command opened (its
     disk, its client, outside a run: ``evalkit show``, ``compare``, ``report``, ``regrade`` reading
     it) — that store's failure, said as the built-in stores' are (exit 3, no traceback unless
     ``--traceback``), not as evalkit's internal error with its traceback."""
-    from ..errors import EvalkitError, StoreUnavailable
-    from ..storage import plugin_store_failure
+    from ..storage import store_failure_said
 
-    if isinstance(exc, EvalkitError):
-        return exc
-    failure = plugin_store_failure(exc)
-    if failure is None:
-        return exc
-    said = StoreUnavailable(f"the results store failed: {failure}")
-    said.__cause__ = exc  # --traceback shows where the store raised
-    return said
+    return store_failure_said(exc, stores)
 
 
 def _internal_error(exc: Exception, stored: Sequence[str]) -> str:

@@ -91,10 +91,20 @@ class Printed(Exception):
 class Arguments(SimpleNamespace):
     """What a command line asked for, as its handler reads it: every parameter of the command by
     name (``args.set``, ``args.json``; the global options merged from before and after the
-    command), the ``handler`` to call with it, and ``collects_garbage_from_run_start``."""
+    command), the ``handler`` to call with it, ``collects_garbage_from_run_start``, and the
+    third-party stores the command opened."""
 
     handler: Callable[[Arguments], int]
     collects_garbage_from_run_start: bool = False
+    #: The third-party stores the command opened (:func:`evalkit.cli.stored.opened_for`): what
+    #: raised through one of them is said as that store's failure.
+    opened_stores: list[Any]
+
+    def __init__(self, **params: Any) -> None:
+        """The parameters by name; ``opened_stores`` starts empty unless given (a command run
+        again per provider shares its list)."""
+        params.setdefault("opened_stores", [])
+        super().__init__(**params)
 
 
 def arguments(handler: Callable[[Arguments], int], params: dict[str, Any], **extra: Any) -> Arguments:

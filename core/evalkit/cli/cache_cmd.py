@@ -51,12 +51,12 @@ def clear(**params: Any) -> Arguments:
 
 def _cache(repository: Any) -> Any:
     from ..errors import UsageError
-    from ..storage import capabilities
+    from ..storage import capabilities, unwrapped
 
     cache = capabilities(repository).cache
     if cache is None:
         raise UsageError(
-            f"the configured repository ({type(repository).__name__}) keeps no answer cache: it lacks the AnswerCache capability"
+            f"the configured repository ({type(unwrapped(repository)).__name__}) keeps no answer cache: it lacks the AnswerCache capability"
         )
     return cache
 

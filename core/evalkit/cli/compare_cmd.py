@@ -278,7 +278,7 @@ def _render_reports(args: Arguments, targets: Any, base: Any, run: Any, comparis
 
     verdict = StoredVerdict(comparison.state, base.id, comparison.summary())
     return render_for(
-        targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
+        args, targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
         baseline=base, fail_on_regression=args.fail_on_regression, notes=notes,
         fail_on_inconclusive=args.fail_on_inconclusive,
     )  # fmt: skip

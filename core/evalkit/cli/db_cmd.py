@@ -172,7 +172,7 @@ def _prune(args: Arguments) -> int:
 
     from ..errors import UsageError
     from ..runs import RunStatus
-    from ..storage import capabilities, close_repository, runs_started_before
+    from ..storage import capabilities, close_repository, runs_started_before, unwrapped
     from .console import console
     from .json_output import print_json
     from .stored import format_date, open_store
@@ -184,7 +184,7 @@ def _prune(args: Arguments) -> int:
         history = capabilities(repository).history
         if history is None:
             raise UsageError(
-                f"the configured repository ({type(repository).__name__}) cannot prune: it lacks the RunHistory "
+                f"the configured repository ({type(unwrapped(repository)).__name__}) cannot prune: it lacks the RunHistory "
                 "capability (recent_runs, purge_older_than)"
             )
         pruned = history.purge_older_than(cutoff)

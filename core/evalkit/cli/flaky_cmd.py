@@ -75,7 +75,7 @@ def handle(args: Arguments) -> int:
     """Print the flaky cases per scope; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
     from ..flakiness import flaky_cases, scope_history
-    from ..storage import capabilities, close_repository
+    from ..storage import capabilities, close_repository, unwrapped
     from .console import console
     from .json_output import print_json
     from .layout import Column, print_rows
@@ -86,7 +86,7 @@ def handle(args: Arguments) -> int:
         store = capabilities(repository)
         if store.history is None:
             raise UsageError(
-                f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the RunHistory capability"
+                f"the configured repository ({type(unwrapped(repository)).__name__}) cannot list runs: it lacks the RunHistory capability"
             )
         scopes = _scopes(store.history.recent_runs(args.set, limit=max(200, args.runs * 10)), args)
         found = []

@@ -80,7 +80,7 @@ def handle(args: Arguments) -> int:
     from ..config import load_config
     from ..errors import UsageError
     from ..leases import gone_sentence, liveness, resume_defaults, status_label
-    from ..storage import capabilities, close_repository, counted_so_far
+    from ..storage import capabilities, close_repository, counted_so_far, unwrapped
     from .console import console
     from .json_output import print_json
     from .render import acceptance_document, run_document
@@ -101,7 +101,7 @@ def handle(args: Arguments) -> int:
         history = capabilities(repository).history
         if history is None:
             raise UsageError(
-                f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the "
+                f"the configured repository ({type(unwrapped(repository)).__name__}) cannot list runs: it lacks the "
                 "RunHistory capability (recent_runs, purge_older_than)"
             )
         runs = [counted_so_far(repository, run) for run in history.recent_runs(args.set, limit=args.limit)]

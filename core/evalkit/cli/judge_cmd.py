@@ -73,10 +73,11 @@ def _calibrate(args: Arguments) -> int:
 
 def _store(args: Arguments, config: Any, result: Any) -> bool:
     """Store ``result`` as a calibration record; False when the store keeps none."""
-    from ..storage import capabilities, close_repository, open_repository
+    from ..storage import capabilities, close_repository
     from .common import database_url
+    from .stored import opened_for
 
-    repository = open_repository(database_url(args, config))
+    repository = opened_for(args, database_url(args, config))
     try:
         keeper = capabilities(repository).calibrations
         if keeper is None:

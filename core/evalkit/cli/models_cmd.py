@@ -82,7 +82,7 @@ def handle_rank(args: Arguments) -> int:
     from ..config import load_config
     from ..errors import UsageError
     from ..routing import DEFAULT_POLICY, ModelSelection, SelectionCriteria, parse_min_quality, parse_policy
-    from ..storage import close_repository, open_repository
+    from ..storage import close_repository
     from ..wording import path_named
     from .common import database_url
     from .json_output import print_json
@@ -110,7 +110,9 @@ def handle_rank(args: Arguments) -> int:
 
     if missing_store(url) is not None:
         url = "sqlite:///:memory:"  # nothing measured yet: rank on configuration alone, create nothing
-    repository = open_repository(url)
+    from .stored import opened_for
+
+    repository = opened_for(args, url)
     try:
         selection = ModelSelection(config, repository, policy or DEFAULT_POLICY)
         if min_quality is not None:

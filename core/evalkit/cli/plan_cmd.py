@@ -73,13 +73,14 @@ def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str 
     """The pass rate of the scope's accepted baseline, else of the set's latest complete run of the
     provider — from a store that exists (a plan never creates one)."""
     from ..baselines import current_baselines
-    from ..storage import capabilities, close_repository, missing_store, open_repository
+    from ..storage import capabilities, close_repository, missing_store
     from .common import database_url
+    from .stored import opened_for
 
     url = database_url(args, config)
     if missing_store(url) is not None or instance is None:
         return None, ""
-    repository = open_repository(url)
+    repository = opened_for(args, url)
     try:
         store = capabilities(repository)
         if store.baselines is not None:

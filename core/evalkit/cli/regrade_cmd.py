@@ -103,7 +103,7 @@ def _refuse_a_judge_nobody_asks(args: Arguments, url: str) -> None:
 
     grader = args.grader
     if grader is None:
-        repository = open_for_reading(url)
+        repository = open_for_reading(url, args)
         try:
             source = repository.get_run(args.run_id, with_cases=False)
         finally:

@@ -100,7 +100,7 @@ def handle(args: Arguments) -> int:
     # pending for ever: nothing answers the run any more; the report files say it too
     gone = (f"The run has {gone_sentence(run, live, resume_defaults(config))}.",) if live is not None and live.gone else ()
     rendered = render_for(
-        targets, database_url(args, config), run,
+        args, targets, database_url(args, config), run,
         questions=installed_questions(run), fail_on_regression=args.fail_on_regression, config=config, notes=gone,
     )  # fmt: skip
     report = rendered.report

@@ -58,8 +58,9 @@ class Rendered:
         return any(r.destination == STDOUT for r in self.reports)
 
 
-def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assemble: Any) -> Rendered:
-    """Assemble the report of the stored ``run`` from ``database`` and render every target."""
+def render_for(args: Arguments, targets: Sequence[ReportTarget], database: str, run: Any, **assemble: Any) -> Rendered:
+    """Assemble the report of the stored ``run`` from ``database`` (opened for the command ``args``:
+    :func:`~evalkit.cli.stored.open_for_reading`) and render every target."""
     if not targets:
         return Rendered()
     from ..reports.assemble import assemble_report
@@ -67,7 +68,7 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
     from ..storage import close_repository
     from .stored import open_for_reading
 
-    repository = open_for_reading(database)
+    repository = open_for_reading(database, args)
     try:
         # A report lists every case: a run (or baseline) that came without its cases is read back whole.
         if not run.cases and run.answered_count:

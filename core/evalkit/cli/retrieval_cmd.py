@@ -219,7 +219,7 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     from .json_output import print_json
     from .reporting import deliver_reports
 
-    rendered = _render_reports(targets, database, outcome, args.fail_on_regression, args.fail_on_inconclusive)
+    rendered = _render_reports(args, targets, database, outcome, args.fail_on_regression, args.fail_on_inconclusive)
     try:
         exported, unwritten = _export(args, outcome), None
     except (OutputFailed, UsageError) as exc:  # a full disk, a retriever's document id holding whitespace:
@@ -250,11 +250,12 @@ def _verdict_job(
     from ..run.answering.questions import recorded_detail, stored_answering
     from ..run.decide import Judging, recorded_verdict
     from ..run.outcome import Outcome
-    from ..storage import capabilities, close_repository, open_repository
+    from ..storage import capabilities, close_repository
     from .run_cmd import gate_notes, waited_run
+    from .stored import opened_for
 
     question_set = sourced.set
-    repository = open_repository(database)
+    repository = opened_for(args, database)
     try:
         run = waited_run(args, repository, _pipeline_scope(args), question_set)
         if run.kind.value != "retrieval":
@@ -286,7 +287,7 @@ def _verdict_job(
 
 
 def _render_reports(
-    targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False
+    args: Arguments, targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False
 ) -> Any:
     """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
     from ..reports import question_infos
@@ -296,7 +297,7 @@ def _render_reports(
     detail = outcome.detail
     k = detail.metrics.k
     return render_for(
-        targets, database, outcome.run,
+        args, targets, database, outcome.run,
         comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(detail.question_set),
         live_cases={qid: case_from_score(score, k) for qid, score in detail.scores.items()},
         fail_on_regression=fail_on_regression, notes=(*detail.warnings, *outcome.verdict.notes, *outcome.notes),

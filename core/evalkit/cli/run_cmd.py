@@ -188,7 +188,7 @@ def handle(args: Arguments) -> int:
             check_provider_known(provider, config)
 
         def result_of(provider: str, outcome: Any) -> ProviderResult:
-            with stored_cases(database, outcome.run, notable_only=False) as cases:
+            with stored_cases(args, database, outcome.run, notable_only=False) as cases:
                 return ProviderResult(provider, outcome, outcome.run.cases if cases is None else cases)
 
         gating = (tolerances, gate, repeats)
@@ -272,16 +272,16 @@ def run_one(
             progress.stop()
         verdict = outcome.verdict
         rendered = render_for(
-            targets, database, outcome.run,
+            args, targets, database, outcome.run,
             verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict, PromptRules()),
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
             fail_on_regression=args.fail_on_regression, notes=outcome.notes, fail_on_inconclusive=args.fail_on_inconclusive,
         )  # fmt: skip
         if collect is not None:
             spool.close()
-            collect.append(_outcome_with_cases(outcome, database))
+            collect.append(_outcome_with_cases(args, outcome, database))
         elif args.json and spool.holds(outcome.run):
-            document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(database, outcome))
+            document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(args, database, outcome))
             print_json_streamed(document, "cases", spool.texts(), encoded=True, batch=1)
         else:
             spool.close()
@@ -290,13 +290,13 @@ def run_one(
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive), outcome
 
 
-def _outcome_with_cases(outcome: Any, database: str) -> dict[str, Any]:
+def _outcome_with_cases(args: Arguments, outcome: Any, database: str) -> dict[str, Any]:
     """The run's ``--json`` document with every case, read back from the store when the run does
     not carry them."""
     from .render import case_document, outcome_document
 
-    document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(database, outcome))
-    with stored_cases(database, outcome.run, notable_only=False) as cases:
+    document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(args, database, outcome))
+    with stored_cases(args, database, outcome.run, notable_only=False) as cases:
         document["cases"] = [case_document(case) for case in (outcome.run.cases if cases is None else cases)]
     return document
 
@@ -306,8 +306,8 @@ def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str
     from .console import console
     from .render import outcome_document, print_cases_json, render_outcome
 
-    flaky = flaky_in_history(database, outcome)
-    with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
+    flaky = flaky_in_history(args, database, outcome)
+    with stored_cases(args, database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
             document = outcome_document(outcome, with_cases=False, flaky=flaky)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
@@ -331,7 +331,7 @@ def _shows_answers(args: Arguments, stream: Any) -> bool:
     return bool(isatty is not None and isatty()) and os.environ.get("CI", "").lower() in ("", "0", "false")
 
 
-def flaky_in_history(database: str, outcome: Any) -> dict[str, str]:
+def flaky_in_history(args: Arguments, database: str, outcome: Any) -> dict[str, str]:
     """``{case id: why}`` for the cases the verdict names (regressed, fixed, still failing) that
     flip back and forth in the scope's history (:mod:`evalkit.flakiness`); empty when the run was
     not compared, or the store is in memory."""
@@ -339,12 +339,13 @@ def flaky_in_history(database: str, outcome: Any) -> dict[str, str]:
     if comparison is None:
         return {}
     from ..flakiness import flaky_marks
-    from ..storage import capabilities, close_repository, is_in_memory, open_repository
+    from ..storage import capabilities, close_repository, is_in_memory
+    from .stored import opened_for
 
     named = [*comparison.regressed_cases, *comparison.fixed_cases, *comparison.still_failing]
     if not named or is_in_memory(database):
         return {}
-    repository = open_repository(database)
+    repository = opened_for(args, database)
     try:
         return dict(flaky_marks(capabilities(repository), outcome.run, named))
     finally:
@@ -352,16 +353,17 @@ def flaky_in_history(database: str, outcome: Any) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Iterable[Any] | None]:
+def stored_cases(args: Arguments, database: str, run: Any, *, notable_only: bool) -> Iterator[Iterable[Any] | None]:
     """The run's cases read back from the store a page at a time (``notable_only``: the failed,
     errored and unstable ones), while the store is open; ``None`` when the run carries its cases
     (or has none, or the store cannot stream them)."""
     if run.cases or not run.answered_count:
         yield None
         return
-    from ..storage import capabilities, close_repository, open_repository
+    from ..storage import capabilities, close_repository
+    from .stored import opened_for
 
-    repository = open_repository(database)
+    repository = opened_for(args, database)
     try:
         streamed = capabilities(repository).streamed
         yield streamed.iter_cases(run.id, notable_only=notable_only) if streamed is not None else None
@@ -463,13 +465,14 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, t
     from ..run.limit_stops import run_stopped_by
     from ..run.outcome import Outcome
     from ..runs import RunStatus
-    from ..storage import capabilities, close_repository, open_repository
+    from ..storage import capabilities, close_repository
     from .console import console
     from .json_output import print_json
     from .render import outcome_document, render_outcome
     from .reporting import deliver_reports, render_for
+    from .stored import opened_for
 
-    repository = open_repository(database)
+    repository = opened_for(args, database)
     try:
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
         store = capabilities(repository)
@@ -489,7 +492,7 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, t
         close_repository(repository)
     outcome = Outcome(run, verdict, notes)
     rendered = render_for(
-        targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
+        args, targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
         fail_on_inconclusive=args.fail_on_inconclusive,
     )  # fmt: skip

@@ -25,6 +25,7 @@ __all__ = [
     "liveness_fields",
     "open_for_reading",
     "open_store",
+    "opened_for",
     "require_existing_store",
     "store_origin",
     "require_run",
@@ -59,20 +60,33 @@ def open_store(args: Arguments, *, writing: bool = False) -> Any:
     url = database_url(args, config)
     require_existing_store(url, config, getattr(args, "database", None))
     if writing:
-        return open_repository(url, create=False) if url_scheme(url) in SQL_SCHEMES else open_repository(url)
-    return open_for_reading(url)
+        return opened_for(args, url, create=False) if url_scheme(url) in SQL_SCHEMES else opened_for(args, url)
+    return open_for_reading(url, args)
 
 
-def open_for_reading(url: str) -> Any:
-    """The repository ``url`` names, opened to be read: a built-in store on a connection that
-    refuses every change and never takes SQLite's write lock (a SQLite store in memory, which a
-    new connection sees empty, is opened as before)."""
+def open_for_reading(url: str, args: Arguments) -> Any:
+    """The repository ``url`` names, opened to be read for the command ``args`` (:func:`opened_for`):
+    a built-in store on a connection that refuses every change and never takes SQLite's write lock
+    (a SQLite store in memory, which a new connection sees empty, is opened as before)."""
     from ..storage import SQL_SCHEMES, url_scheme
     from ..storage.urls import is_in_memory
 
     if url_scheme(url) in SQL_SCHEMES and not is_in_memory(url):
-        return open_repository(url, create=False, read_only=True)
-    return open_repository(url)
+        return opened_for(args, url, create=False, read_only=True)
+    return opened_for(args, url)
+
+
+def opened_for(args: Arguments, url: str, **options: Any) -> Any:
+    """:func:`~evalkit.storage.open_repository` ``(url, **options)`` for the command ``args``: a
+    third-party store is kept in ``args.opened_stores``, so that what it raises, wherever the
+    command meets it, is said as that store's failure (:func:`evalkit.cli.main`), not as evalkit's
+    internal error."""
+    from ..storage import PluginStore
+
+    repository = open_repository(url, **options)
+    if isinstance(repository, PluginStore):
+        args.opened_stores.append(repository)
+    return repository
 
 
 def require_existing_store(url: str, config: Any, explicit: str | None = None) -> None:

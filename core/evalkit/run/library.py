@@ -27,7 +27,14 @@ from ..gate_settings import GateSettings, gate_from
 from ..leases import resume_defaults
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
-from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
+from ..storage import (
+    check_database_url,
+    close_repository,
+    is_in_memory,
+    open_repository,
+    resolve_database_url,
+    store_failure_said,
+)
 from ..storage.protocols import ResultRepository, capabilities
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
@@ -68,7 +75,8 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
     the argument that asks for a stored run (``resume``, ``baseline``: named to the caller by
     :func:`evalkit.wording.argument`), a SQLite store that is not there yet (no file, or an empty
     one) is refused before it is made: there is no run in it, and the refusal left a new, empty
-    store behind."""
+    store behind. What a third-party store raises in the block (its disk gone as a chosen baseline
+    is read) is said as that store's failure (:func:`~evalkit.storage.store_failure_said`)."""
     if needs_a_run is not None:
         from ..storage import missing_store
 
@@ -80,6 +88,11 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
     repository = open_repository(url)
     try:
         yield repository
+    except Exception as exc:
+        said = store_failure_said(exc, (repository,))
+        if said is exc:
+            raise
+        raise said from exc
     finally:
         close_repository(repository)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..components import offers
 from ..wording import path_named, quoted, table_key
+from .plugin_store import PluginStore, plugin_store_failure, store_failure_said, unwrapped
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
@@ -83,6 +83,9 @@ __all__ = [
     "sqlite_file",
     "open_repository",
     "plugin_store_failure",
+    "PluginStore",
+    "store_failure_said",
+    "unwrapped",
     "url_scheme",
     "schema_status",
     "upgrade_schema",
@@ -328,7 +331,9 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     """Open the repository a URL names: SQLite or PostgreSQL built in, other schemes from plugins.
 
     A plugin in the ``evalkit.repositories`` group whose name is the URL scheme is called with
-    ``url`` and must return an object that satisfies :class:`ResultRepository`. The scheme is
+    ``url`` and must return an object that satisfies :class:`ResultRepository`; it is handed back
+    held in a :class:`~evalkit.storage.plugin_store.PluginStore`, which checks the runs it gives
+    back and offers the capabilities it offers (the store itself is never changed). The scheme is
     read case-insensitively (``SQLITE:///x.db``); the store is given ``url`` with it lower-cased.
     """
     from .urls import with_lower_scheme
@@ -345,98 +350,7 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
     wanted = "lacks begin_run, record_cases, finish_run or get_run: it is no evalkit.storage.ResultRepository"
     registry.require_offered(record, repository, (ResultRepository,), wanted)
-    _hold_to_runs(repository, record.label)
-    _remember_plugin_store(repository)
-    return repository
-
-
-#: The base protocol's methods that give a run back, with whether ``None`` is an answer.
-_RUN_RETURNS = (("begin_run", False), ("finish_run", False), ("get_run", True))
-
-
-def _hold_to_runs(repository: Any, label: str) -> None:
-    """Make each method of a third-party store that gives a run back (``begin_run``,
-    ``finish_run``, ``get_run``) refuse what is no :class:`~evalkit.runs.Run` (``get_run``: or
-    ``None``) as the store's failure naming it, ``label`` (``repository "acme" (acme 1.0)``), and
-    what it returned: every command reads the store through these, and a ``None`` from
-    ``begin_run`` or a dict from ``get_run`` ended ``evalkit run``, ``show`` or ``compare`` in an
-    internal error (``TypeError: exceptions must derive from BaseException``, ``'dict' object has
-    no attribute 'status'``). A store whose instance takes no attribute is left as it is."""
-    from ..errors import StoreFailure
-    from ..runs import Run
-    from ..shapes import short_repr
-
-    for name, none_too in _RUN_RETURNS:
-        method = getattr(repository, name)
-
-        def checked(*args: Any, _method: Any = method, _name: str = name, _none_too: bool = none_too, **kwargs: Any) -> Any:
-            value = _method(*args, **kwargs)
-            if isinstance(value, Run) or (_none_too and value is None):
-                return value
-            wanted = "an evalkit Run or None" if _none_too else "an evalkit Run"
-            raise StoreFailure(f"{label}: {_name}() returned {type(value).__name__} {short_repr(value)}, not {wanted}")
-
-        try:
-            setattr(repository, name, checked)
-        except (AttributeError, TypeError):  # __slots__, a frozen class: read as it is
-            continue
-
-
-#: The third-party stores this process opened (:func:`open_repository`), each held weakly when it
-#: can be (a library caller's or the pytest plugin's process opens many over its life): what is
-#: raised through their methods is their failure, wherever a command meets it.
-_OPENED_PLUGIN_STORES: list[Any] = []
-
-
-def _remember_plugin_store(repository: Any) -> None:
-    """Remember ``repository`` among :data:`_OPENED_PLUGIN_STORES`, forgetting those gone."""
-    import weakref
-
-    try:
-        held: Any = weakref.ref(repository)
-    except TypeError:  # no __weakref__ slot: held as it is
-        held = lambda: repository  # noqa: E731 - the same call as a weak reference's
-    _OPENED_PLUGIN_STORES[:] = [ref for ref in _OPENED_PLUGIN_STORES if ref() is not None and ref() is not repository]
-    _OPENED_PLUGIN_STORES.append(held)
-
-
-def _opened_plugin_stores() -> list[Any]:
-    """The third-party stores this process opened that are still in use."""
-    return [store for store in (ref() for ref in _OPENED_PLUGIN_STORES) if store is not None]
-
-
-def _through(exc: BaseException, store: Any) -> bool:
-    """Whether ``exc`` was raised in or through a method of the object ``store`` itself (a frame of
-    its traceback whose first argument — ``self`` — is ``store``): the store's own failure, where
-    an error from elsewhere in its package (another of its plugins, a second store) is not."""
-    frame = exc.__traceback__
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if code.co_argcount and frame.tb_frame.f_locals.get(code.co_varnames[0]) is store:
-            return True
-        frame = frame.tb_next
-    return False
-
-
-def plugin_store_failure(exc: BaseException, stores: Sequence[object] | None = None) -> Any:
-    """``exc`` as the :class:`~evalkit.errors.StoreFailure` of a third-party store — one of
-    ``stores``, by default every store this process opened through a plugin and still uses — when
-    it was raised in or through that store object's methods (an ``OSError`` from its full disk,
-    its client's lost connection), naming the store's class; ``None`` for anything else (an
-    evalkit bug stays one; so does what another plugin of the store's package, or another store,
-    raised). Only evalkit's own stores turn their errors into ``StoreFailure`` themselves: a
-    plugin's that raised while ``evalkit show``, ``compare`` or ``report`` read it was said as
-    evalkit's internal error, with a traceback."""
-    from ..errors import StoreFailure
-    from ..shapes import exception_text
-
-    for store in _opened_plugin_stores() if stores is None else stores:
-        kind = type(store)
-        if kind.__module__.partition(".")[0] == "evalkit":
-            continue
-        if _through(exc, store):
-            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
-    return None
+    return PluginStore(repository, record.label)  # type: ignore[return-value]  # it offers what the store offers
 
 
 def _sql_only(url: str, what: str) -> None:

@@ -76,6 +76,7 @@ __all__ = [
     "RevisableProvenance",
     "RunHistory",
     "RunLeases",
+    "STORE_PROTOCOLS",
     "StoredVerdict",
     "StreamedCases",
     "VERDICT_STATES",
@@ -507,6 +508,10 @@ _CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("cache", AnswerCache),
     ("revisable", RevisableProvenance),
 )
+
+#: The base protocol, each optional capability and :class:`ClosableRepository`: every protocol the
+#: kernel asks a store about.
+STORE_PROTOCOLS: tuple[type, ...] = (ResultRepository, *(protocol for _, protocol in _CAPABILITIES), ClosableRepository)
 
 
 def capabilities(repository: Any) -> Capabilities:

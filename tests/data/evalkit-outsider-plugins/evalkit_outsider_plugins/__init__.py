@@ -104,6 +104,33 @@ class MisshapenStore:
         return {"id": run_id}
 
 
+class SlottedMisshapenStore:
+    """:class:`MisshapenStore` with ``__slots__`` (``outsiderslotted://…``): its instance takes no
+    attribute, so evalkit, which once replaced the methods of a store's instance to check what
+    they give back, left it unchecked, and ``evalkit show`` ended in an internal error
+    (``'dict' object has no attribute …``), ``evalkit run`` in one (``TypeError: exceptions
+    must derive from BaseException``)."""
+
+    __slots__ = ("url",)
+
+    def __init__(self, url: str) -> None:
+        """Opens nothing."""
+        self.url = url
+
+    def begin_run(self, run):
+        """Keeps nothing, returns nothing."""
+
+    def record_cases(self, run_id, cases, privacy) -> None:
+        """Keeps nothing."""
+
+    def finish_run(self, run_id, status, finished_at, **what):
+        """Keeps nothing, returns nothing."""
+
+    def get_run(self, run_id, with_cases=True):
+        """The run as a dict."""
+        return {"id": run_id}
+
+
 #: What the forging plugins raise: printed with its line break, it reads as a line of evalkit's own.
 FORGED = "the app is down\nevalkit: ok, every case passed\x1b[32m"
 

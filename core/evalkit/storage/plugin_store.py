@@ -1,0 +1,134 @@
+"""A third-party store as the kernel holds it: :class:`PluginStore`, the adapter
+:func:`evalkit.storage.open_repository` hands back for a store an ``evalkit.repositories`` plugin
+made, and :func:`plugin_store_failure`, which tells that store's own failure from anything else.
+
+The adapter checks what the store gives back where the kernel would otherwise fail on it in an
+internal error (a ``begin_run`` that returns ``None``, a ``get_run`` that returns a dict), naming
+the plugin; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
+``capabilities(adapter)`` answers as ``capabilities(store)`` would. The store object itself is
+never changed (a class with ``__slots__``, or a frozen one, is held to the same checks).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from ..plugin_attributes import declared, protocol_members
+from .protocols import STORE_PROTOCOLS
+
+__all__ = ["PluginStore", "plugin_store_failure", "store_failure_said", "unwrapped"]
+
+#: The base protocol's methods that give a run back, with whether ``None`` is an answer.
+_RUN_RETURNS = (("begin_run", False), ("finish_run", False), ("get_run", True))
+#: Every member of the base protocol and of each optional capability: what the adapter offers when
+#: (and only when) the store offers it.
+_MEMBERS = tuple(sorted({name for protocol in STORE_PROTOCOLS for name, _ in protocol_members(protocol)}))
+_ABSENT = object()
+
+
+class PluginStore:
+    """A store an ``evalkit.repositories`` plugin made (``wrapped``), as the kernel talks to it:
+    ``begin_run``, ``finish_run`` and ``get_run`` refuse what is no :class:`~evalkit.runs.Run`
+    (``get_run``: or ``None``) as the store's failure naming the plugin, ``label``
+    (``repository "acme" (acme 1.0)``), the method and what it returned; every other member of
+    the store protocols is the store's own (its bound method), present on the adapter only when
+    the store has it, so an ``isinstance`` check against a capability answers for the store. Any
+    other attribute is read from the store."""
+
+    def __init__(self, wrapped: Any, label: str) -> None:
+        """Hold ``wrapped``, the store ``label`` names, without changing it."""
+        self.wrapped = wrapped
+        self.label = label
+        for name in _MEMBERS:
+            value = declared(wrapped, name, _ABSENT)  # a property that raises is not offered (plugin_attributes.offers)
+            if value is not _ABSENT:
+                setattr(self, name, value)
+        for name, none_too in _RUN_RETURNS:
+            method = self.__dict__.get(name)
+            if callable(method):
+                setattr(self, name, _checked(method, name, none_too, label))
+
+    def __getattr__(self, name: str) -> Any:
+        """An attribute of the store the protocols do not name (``url``, ``runs_started_before``)."""
+        if name == "wrapped":  # not set yet (a copy being made): no store to ask
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)
+
+    def __repr__(self) -> str:
+        return f"PluginStore({self.wrapped!r}, {self.label!r})"
+
+
+def _checked(method: Any, name: str, none_too: bool, label: str) -> Any:
+    """``method`` (the store's ``name``), refusing a return that is no Run (``none_too``: or ``None``)."""
+    from ..errors import StoreFailure
+    from ..runs import Run
+    from ..shapes import short_repr
+
+    @functools.wraps(method)  # its signature is the store's (latest_unfinished_run_of reads such signatures)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        value = method(*args, **kwargs)
+        if isinstance(value, Run) or (none_too and value is None):
+            return value
+        wanted = "an evalkit Run or None" if none_too else "an evalkit Run"
+        raise StoreFailure(f"{label}: {name}() returned {type(value).__name__} {short_repr(value)}, not {wanted}")
+
+    return checked
+
+
+def unwrapped(repository: Any) -> Any:
+    """The store a :class:`PluginStore` holds; any other repository as it is."""
+    return repository.wrapped if isinstance(repository, PluginStore) else repository
+
+
+def _through(exc: BaseException, store: Any) -> bool:
+    """Whether ``exc`` was raised in or through a method of the object ``store`` itself (a frame of
+    its traceback whose first argument — ``self`` — is ``store``): the store's own failure, where
+    an error from elsewhere in its package (another of its plugins, a second store) is not."""
+    frame = exc.__traceback__
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_argcount and frame.tb_frame.f_locals.get(code.co_varnames[0]) is store:
+            return True
+        frame = frame.tb_next
+    return False
+
+
+def plugin_store_failure(exc: BaseException, stores: Sequence[object]) -> Any:
+    """``exc`` as the :class:`~evalkit.errors.StoreFailure` of a third-party store — one of
+    ``stores``, the stores (or their :class:`PluginStore` adapters) the caller opened — when it was
+    raised in or through that store object's methods (an ``OSError`` from its full disk, its
+    client's lost connection), naming the store's class; ``None`` for anything else (an evalkit bug
+    stays one; so does what another plugin of the store's package, or another store, raised).
+    Only evalkit's own stores turn their errors into ``StoreFailure`` themselves: a plugin's that
+    raised while ``evalkit show``, ``compare`` or ``report`` read it was said as evalkit's
+    internal error, with a traceback."""
+    from ..errors import StoreFailure
+    from ..shapes import exception_text
+
+    for opened in stores:
+        store = unwrapped(opened)
+        kind = type(store)
+        if kind.__module__.partition(".")[0] == "evalkit":
+            continue
+        if _through(exc, store):
+            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
+    return None
+
+
+def store_failure_said(exc: Exception, stores: Sequence[object]) -> Exception:
+    """``exc``, or — raised in or through the methods of one of the third-party ``stores``
+    (:func:`plugin_store_failure`) — that store's failure as the built-in stores' are said
+    (:class:`~evalkit.errors.StoreUnavailable`: exit 3, no traceback unless ``--traceback``), with
+    ``exc`` as its cause. An :class:`~evalkit.errors.EvalkitError` is given back as it is."""
+    from ..errors import EvalkitError, StoreUnavailable
+
+    if isinstance(exc, EvalkitError):
+        return exc
+    failure = plugin_store_failure(exc, stores)
+    if failure is None:
+        return exc
+    said = StoreUnavailable(f"the results store failed: {failure}")
+    said.__cause__ = exc  # --traceback shows where the store raised
+    return said
