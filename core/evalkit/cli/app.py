@@ -51,7 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema_cmd", "print the JSON Schema of golden-set or question-set files"),
     "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
     "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
-    "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
+    "report": (
+        "report_cmd",
+        "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)",
+    ),
     "regrade": ("regrade_cmd", "grade a stored run's answers again with the current checks, without asking the model"),
     "cache": ("cache_cmd", "inspect or empty the answer cache of evalkit run --cache"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
@@ -159,6 +162,7 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
         for name in (*param.opts, *param.secondary_opts)
     }
     out: list[str] = []
+    seen: dict[str, str] = {}  # each single-valued option's value as given
     index = 0
     while index < len(args):
         token = args[index]
@@ -181,10 +185,35 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
                 raise click.NoSuchOption(name, f"ambiguous option: {name} could match {', '.join(matches)}", ctx=ctx)
         out.append(name + equals + value)
         option = options.get(name)
+        given: str | None = value if equals else None
         if option is not None and not equals and _takes_value(option, args[index:]):
             out += args[index : index + 1]
+            given = args[index] if index < len(args) else None
             index += 1
+        if option is not None and given is not None and _single_valued(option):
+            _refuse_a_second_value(option, name, given, seen, ctx)
     return out
+
+
+def _single_valued(option: click.Option) -> bool:
+    """Whether ``option`` holds one value that a second one given would silently replace."""
+    return not (option.is_flag or option.count or option.multiple)
+
+
+def _refuse_a_second_value(
+    option: click.Option, name: str, value: str, seen: dict[str, str], ctx: click.Context
+) -> None:
+    """Remember ``value`` for ``option`` (given as ``name``); a usage error when it was given
+    before with another value: click keeps the last, so `--privacy metadata … --privacy full`
+    stored whole answers, and `run --config a.toml --config b.toml` read b.toml unsaid."""
+    key = option.name or option.opts[0]
+    earlier = seen.setdefault(key, value)
+    if earlier != value and not ctx.resilient_parsing:
+        from ..wording import quoted
+
+        raise click.UsageError(
+            f"{name} is given twice with different values ({quoted(earlier)} and {quoted(value)}); give it once", ctx
+        )
 
 
 class _Shared:
@@ -199,10 +228,15 @@ class _Shared:
         documented = [param for param in command.params if isinstance(param, click.Argument) and param.help]
         parts = []
         if documented:
-            parts.append("**Arguments:**\n\n" + "\n".join(f"- `{param.human_readable_name}`: {param.help}" for param in documented))
+            parts.append(
+                "**Arguments:**\n\n"
+                + "\n".join(f"- `{param.human_readable_name}`: {param.help}" for param in documented)
+            )
         if command.epilog:
             epilog = command.epilog
-            parts.append(f"```text\n{epilog.removeprefix(chr(8) + chr(10))}\n```" if epilog.startswith("\b\n") else epilog)
+            parts.append(
+                f"```text\n{epilog.removeprefix(chr(8) + chr(10))}\n```" if epilog.startswith("\b\n") else epilog
+            )
         if parts:
             command.help = f"{command.help or ''}\n\f\n" + "\n\n".join(parts)
 
@@ -289,7 +323,9 @@ class Evalkit(EvalkitGroup):
         command.short_help = command.short_help or entry[1]
         return command
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         """click's, with every command (imported or not) among the possibilities of a mistyped one."""
         try:
             return super().resolve_command(ctx, args)
@@ -334,8 +370,18 @@ class Evalkit(EvalkitGroup):
     epilog=EPILOG,
     subcommand_metavar="COMMAND [ARGS]...",
 )
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version_asked, help="show program's version number and exit")
-@global_options(database="results database URL (default: <project root>/.evalkit/results.db)", json="print one JSON document, for commands that can")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version_asked,
+    help="show program's version number and exit",
+)
+@global_options(
+    database="results database URL (default: <project root>/.evalkit/results.db)",
+    json="print one JSON document, for commands that can",
+)
 def evalkit(**params: Any) -> None:
     """The root: its options are merged into the command's (:func:`arguments`)."""
     ctx = click.get_current_context()
