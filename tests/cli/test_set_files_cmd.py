@@ -195,6 +195,24 @@ def test_the_schema_accepts_the_smoke_set_written_as_a_file(evalkit_cli) -> None
     assert list(Draft202012Validator(schema).iter_errors({"sets": [document], "name": "stray"}))
 
 
+def test_an_empty_set_file_is_called_empty_in_every_format(evalkit_cli, project: Path) -> None:
+    """A set file just made (`touch evals/new.yaml`) was told `null is not of type 'object'` in
+    YAML, `JSON syntax: Expecting value` in JSON, `prompts: [] should be non-empty` in JSON Lines
+    and three missing keys in TOML: four readers' ways of saying the file is empty."""
+    (project / "evals").mkdir()
+    files = {"new.yaml": "", "new.json": "  \n\n", "new.jsonl": "\n", "new.toml": "", "notes.yml": "# to do\n# later\n"}
+    for name, text in files.items():
+        (project / "evals" / name).write_text(text)
+    result = evalkit_cli("validate", "--json", *(f"evals/{name}" for name in files))
+    assert result.code == 2, result.stderr
+    reasons = {problem["file"]: problem["reason"] for problem in result.json()["problems"]}
+    holds = "a set file holds a set: identifier, name, and prompts (or questions); see docs/sets.md"
+    assert reasons == {
+        **{f"evals/{name}": f"is empty; {holds}" for name in ("new.yaml", "new.json", "new.jsonl", "new.toml")},
+        "evals/notes.yml": f"holds no YAML document, only comments; {holds}",
+    }
+
+
 def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_cli, project: Path) -> None:
     result = evalkit_cli("init")
     assert result.code == 0, result.stderr
