@@ -195,6 +195,30 @@ def test_the_schema_accepts_the_smoke_set_written_as_a_file(evalkit_cli) -> None
     assert list(Draft202012Validator(schema).iter_errors({"sets": [document], "name": "stray"}))
 
 
+def test_sets_paths_of_the_wrong_shape_is_a_configuration_error_for_every_command(evalkit_cli, project: Path) -> None:
+    """`paths = "evals/*.yaml"` (text, not a list) was left to the file set provider: `run` of the
+    file's set said `Unknown golden prompt set`, the cause under it as the provider's crash
+    (`ConfigError in golden_prompt_sets()`), and a run of an installed set went on."""
+    (project / "evals").mkdir()
+    (project / "evals" / "faq.yaml").write_text(GOOD)
+    (project / "evalkit.toml").write_text('[sets]\npaths = "evals/*.yaml"\n')
+    message = (
+        "evalkit.toml: [sets] paths must be a list of file patterns, like [\"evals/*.yaml\"], got str 'evals/*.yaml'"
+    )
+    for argv in (("run", "myapp.faq"), ("run", "evalkit.smoke"), ("list", "sets"), ("validate",)):
+        result = evalkit_cli(*argv)
+        assert result.code == 2 and message in result.stderr, (argv, result.stderr)
+        assert "Unknown golden prompt set" not in result.stderr and "golden_prompt_sets()" not in result.stderr
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml", ""]\nallow_outside = "/srv"\n')
+    both = evalkit_cli("validate")
+    assert both.code == 2 and "evalkit.toml holds what evalkit cannot read:" in both.stderr
+    assert 'paths must be a list of file patterns, like ["evals/*.yaml"], got a list of 2 items' in both.stderr
+    assert (
+        "allow_outside must be a list of folders or globs, like [\"/srv/shared-evals\"], got str '/srv'" in both.stderr
+    )
+    assert not (project / ".evalkit").exists()
+
+
 def test_an_empty_set_file_is_called_empty_in_every_format(evalkit_cli, project: Path) -> None:
     """A set file just made (`touch evals/new.yaml`) was told `null is not of type 'object'` in
     YAML, `JSON syntax: Expecting value` in JSON, `prompts: [] should be non-empty` in JSON Lines
