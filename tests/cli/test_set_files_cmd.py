@@ -219,6 +219,29 @@ def test_sets_paths_of_the_wrong_shape_is_a_configuration_error_for_every_comman
     assert not (project / ".evalkit").exists()
 
 
+def test_an_id_with_nothing_visible_is_named_at_its_line(evalkit_cli, project: Path) -> None:
+    """An id of a zero-width space or a space passed the file's own checks and was caught by the
+    kernel's net only: `evals/x.yaml:1:1: set "x.ws", prompt "#1": field id must be …`, at the set's
+    first line, whatever line the id was on; in a question set and a JSONL file too."""
+    (project / "evals").mkdir()
+    (project / "evals" / "x.yaml").write_text(
+        "identifier: x.ws\nname: n\nprompts:\n  - {id: ok, prompt: p, assertions: [{contains: x}]}\n"
+        '  - {id: "\\u200b", prompt: p, assertions: [{contains: x}]}\n  - {id: " ", prompt: p, assertions: [{contains: x}]}\n'
+    )
+    (project / "evals" / "q.jsonl").write_text(
+        '{"identifier": "x.q", "name": "n"}\n{"id": "\\t", "question": "q", "expected_document_ids": []}\n'
+    )
+    result = evalkit_cli("validate", "--json", "evals")
+    assert result.code == 2, result.stderr
+    found = {(p["file"], p["line"], p["column"], p["path"], p["reason"]) for p in result.json()["problems"]}
+    nothing = "has nothing visible in it (only whitespace, control or invisible characters)"
+    assert found == {
+        ("evals/x.yaml", 5, 10, "prompts[1].id", f"id '\\u200b' {nothing}"),
+        ("evals/x.yaml", 6, 10, "prompts[2].id", f"id ' ' {nothing}"),
+        ("evals/q.jsonl", 2, 8, "questions[0].id", f"id '\\t' {nothing}"),
+    }
+
+
 def test_an_empty_set_file_is_called_empty_in_every_format(evalkit_cli, project: Path) -> None:
     """A set file just made (`touch evals/new.yaml`) was told `null is not of type 'object'` in
     YAML, `JSON syntax: Expecting value` in JSON, `prompts: [] should be non-empty` in JSON Lines
