@@ -56,7 +56,7 @@ from .environment import variable
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import finite_number, short_repr
-from .wording import argument, close_matches, listed, path_named, quoted, table_key
+from .wording import argument, close_matches, did_you_mean, listed, path_named, quoted, table_key
 
 __all__ = [
     "Config",
@@ -76,6 +76,18 @@ __all__ = [
 CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
+
+
+def privacy_refusal(level: object) -> str | None:
+    """Why ``level`` is no privacy level (``privacy must be one of …, got 'ful'. Did you mean
+    "full"?``), or ``None`` for one: the configuration's ``privacy`` and a library caller's
+    ``privacy=`` are told alike, with the level meant (the command line's choice said it already)."""
+    if level in PRIVACY_LEVELS:
+        return None
+    hint = did_you_mean(level, PRIVACY_LEVELS) if isinstance(level, str) else ""
+    return f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {level!r}" + (f".{hint}" if hint else "")
+
+
 #: Provider-instance keys that are evalkit's (routing, the answer time limit, the prices, the base
 #: system prompt), not the adapter's.
 ROUTING_KEYS = (
@@ -501,8 +513,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
 
     check_schema(data, where, installed_plugin_tables)
     privacy = data.get("privacy", "metadata")
-    if privacy not in PRIVACY_LEVELS:
-        raise ConfigError(f"{where}: privacy must be one of {listed(PRIVACY_LEVELS)}, got {privacy!r}")
+    if (refused := privacy_refusal(privacy)) is not None:
+        raise ConfigError(f"{where}: {refused}")
     providers_table = data.get("providers", {})
     if not isinstance(providers_table, Mapping):
         raise ConfigError(f"{where}: [providers] must be a table of provider instances")

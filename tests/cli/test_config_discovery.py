@@ -164,6 +164,28 @@ def test_an_option_given_twice_with_different_values_is_refused_wherever_it_stan
     assert same.json()["privacy"] == "metadata"
 
 
+def test_a_mistyped_privacy_level_gets_a_suggestion_from_the_file_and_the_library(evalkit_cli, project: Path) -> None:
+    """`privacy = "ful"` in evalkit.toml, and `evaluate_set(privacy="redact")`, named the levels
+    without the one meant, as `--privacy ful` and `[gate] method = "pared"` already did."""
+    _project(project, 'privacy = "ful"\n')
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2
+    assert (
+        "evalkit.toml: privacy must be one of metadata, redacted, full, got 'ful'. Did you mean \"full\"?"
+        in result.stderr
+    )
+    from evalkit.config import privacy_refusal
+
+    assert (
+        privacy_refusal("redact")
+        == "privacy must be one of metadata, redacted, full, got 'redact'. Did you mean \"redacted\"?"
+    )
+    assert (
+        privacy_refusal(3) == "privacy must be one of metadata, redacted, full, got 3"
+        and privacy_refusal("full") is None
+    )
+
+
 def test_a_mistyped_subcommand_or_option_gets_a_suggestion(evalkit_cli) -> None:
     command = evalkit_cli("histroy", "x")
     assert command.code == 2 and 'Did you mean "history"?' in command.stderr

@@ -20,7 +20,7 @@ import attrs
 
 from .. import hooks
 from ..components import BoundGenerator
-from ..config import PRIVACY_LEVELS, Config, load_config
+from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
@@ -72,7 +72,9 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
 
         path = missing_store(url)
         if path is not None:
-            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path_named(path)} yet, so there is no run to find (the first run creates it)")
+            raise UsageError(
+                f"{argument(needs_a_run)}: there is no store at {path_named(path)} yet, so there is no run to find (the first run creates it)"
+            )
     repository = open_repository(url)
     try:
         yield repository
@@ -82,12 +84,14 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
 
 def _privacy(privacy: str | None, config: Config) -> str:
     chosen = privacy or config.privacy
-    if chosen not in PRIVACY_LEVELS:
-        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {chosen!r}")
+    if (refused := privacy_refusal(chosen)) is not None:
+        raise UsageError(refused)
     return chosen
 
 
-def _gating(config: Config, tolerances: Tolerances | None, gate: GateSettings | None, kind: str) -> tuple[Tolerances, GateSettings]:
+def _gating(
+    config: Config, tolerances: Tolerances | None, gate: GateSettings | None, kind: str
+) -> tuple[Tolerances, GateSettings]:
     """The run's tolerances and gate settings: those given, else the configuration's ``[gate]``
     (for this ``kind`` of run), else the defaults."""
     if gate is not None and not isinstance(gate, GateSettings):
@@ -157,7 +161,10 @@ _PROMPT_RUN_ARGUMENTS = _argument_kinds(
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
-    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_NAME, on_prepare=CALLBACK,
+    retriever=OPTIONAL_TEXT,
+    deployment=OPTIONAL_TEXT,
+    judge_unjudged=OPTIONAL_NAME,
+    on_prepare=CALLBACK,
 )
 
 
@@ -292,7 +299,15 @@ def evaluate_set(
     # the generator's one free readiness probe, before the store is even opened (a resumed or
     # joined run makes it once the store agreed: see PromptAnswering.before_joining)
     notes.extend(prompt_answering.check_ready(answering, probe_generator=not resume and run_id is None))
-    asked_for = "resume" if resume else "baseline" if baseline is not None else "answers_from" if answers_from is not None else None
+    asked_for = (
+        "resume"
+        if resume
+        else "baseline"
+        if baseline is not None
+        else "answers_from"
+        if answers_from is not None
+        else None
+    )
     with opened(url, needs_a_run=asked_for) as repository:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
@@ -306,8 +321,22 @@ def evaluate_set(
         plan = RunPlan(
             answering,
             Placement(run_id, resume, shard, label, privacy),
-            Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
-            Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
+            Gate(
+                tolerances,
+                baseline,
+                fail_on_new_failures,
+                baseline_run=baseline_file.run if baseline_file is not None else None,
+                settings=gate,
+            ),
+            Observing(
+                manager,
+                config.hook_timeout,
+                tuple(f.error for f in hook_failures),
+                on_start,
+                on_case,
+                on_stored,
+                keep_cases,
+            ),
             tuple(notes),
             answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
@@ -444,7 +473,9 @@ def evaluate_retrieval(
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = _gating(config, tolerances, gate, "retrieval")
-    source = question_answering.QuestionSource(question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy)
+    source = question_answering.QuestionSource(
+        question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy
+    )
     resolved = question_answering.resolve_questions(source, config)
     url = resolve_database_url(database, config, cwd)
     if baseline_file is not None:
@@ -458,7 +489,9 @@ def evaluate_retrieval(
     if judge_unjudged is not None:
         from ..retrieval.holes import hole_judging
 
-        holes = hole_judging(judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions))
+        holes = hole_judging(
+            judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions)
+        )
         holes.check_ready()
     answering = question_answering.start_retriever(resolved, config, on_prepare)
     closing: list[str] = []
@@ -472,13 +505,28 @@ def evaluate_retrieval(
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),
-                Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
-                Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, keep_cases=keep_cases),
+                Gate(
+                    tolerances,
+                    baseline,
+                    fail_on_new_failures,
+                    baseline_run=baseline_file.run if baseline_file is not None else None,
+                    settings=gate,
+                ),
+                Observing(
+                    manager,
+                    config.hook_timeout,
+                    tuple(f.error for f in hook_failures),
+                    on_start,
+                    on_case,
+                    keep_cases=keep_cases,
+                ),
             )
             outcome = execute(plan, repository)
     finally:
         try:
-            closing.append(question_answering.close_retriever(answering.retriever, resolved.record, resolved.deployment.timeout))
+            closing.append(
+                question_answering.close_retriever(answering.retriever, resolved.record, resolved.deployment.timeout)
+            )
         finally:
             if holes is not None:
                 closing.append(holes.unusable())  # what the judge gave that broke its rule, said with the run
@@ -487,5 +535,7 @@ def evaluate_retrieval(
     if closed:  # said with the run, as a hook's failure is
         outcome = attrs.evolve(outcome, plugin_failures=(*outcome.plugin_failures, *closed))
     if is_in_memory(url):
-        outcome = attrs.evolve(outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept."))
+        outcome = attrs.evolve(
+            outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept.")
+        )
     return outcome
