@@ -14,7 +14,14 @@ from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
 def two_runs(evalkit_cli, project) -> tuple[str, str]:
     answer_with(project, {**ARITH_GOOD, "add-99-1": "99", "json-sum": "nope"})
     base = run_json(evalkit_cli, "arith.basic")["run_id"]
-    answer_with(project, {k: v for k, v in {**ARITH_GOOD, "add-2-2": "5", "add-7-5": "11", "json-sum": "nope"}.items() if k != "times-table"})
+    answer_with(
+        project,
+        {
+            k: v
+            for k, v in {**ARITH_GOOD, "add-2-2": "5", "add-7-5": "11", "json-sum": "nope"}.items()
+            if k != "times-table"
+        },
+    )
     run = run_json(evalkit_cli, "arith.basic")["run_id"]
     return base, run
 
@@ -44,7 +51,9 @@ def test_compare_sorts_every_case_and_weighs_the_flips(evalkit_cli, two_runs) ->
     text = evalkit_cli("compare", base, run)
     assert text.code == 0
     out = text.stdout
-    assert out.index("Regressed (passed in the baseline, fail now): 3") < out.index("Fixed (failed in the baseline, pass now): 1")
+    assert out.index("Regressed (passed in the baseline, fail now): 3") < out.index(
+        "Fixed (failed in the baseline, pass now): 1"
+    )
     assert "  - add-2-2: regex\n" in out and "  - times-table: errored\n" in out and "Still failing: 1" in out
     assert "-33.3 pp" in out and "exact McNemar p = 0.625; too few flips to call a trend" in out
 
@@ -52,7 +61,9 @@ def test_compare_sorts_every_case_and_weighs_the_flips(evalkit_cli, two_runs) ->
 def test_fail_on_regression_gates_and_tolerances_apply(evalkit_cli, two_runs) -> None:
     base, run = two_runs
     assert evalkit_cli("compare", base, run, "--fail-on-regression").code == 1
-    lenient = evalkit_cli("compare", base, run, "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    lenient = evalkit_cli(
+        "compare", base, run, "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5"
+    )
     assert lenient.code == 0 and "No regression" in lenient.stdout
     assert evalkit_cli("compare", run, base, "--fail-on-regression").code == 0
 
@@ -66,6 +77,20 @@ def test_compare_refuses_unknown_runs_runs_of_two_sets_and_bad_tolerances(evalki
     assert missing.code == 2 and 'there is no run "nope"' in missing.stderr
     bad = evalkit_cli("compare", base, base, "--max-pass-rate-drop", "2")
     assert bad.code == 2 and "must be a finite number in 0..1" in bad.stderr
+
+
+def test_a_run_compared_with_itself_is_refused(evalkit_cli, two_runs) -> None:
+    """`evalkit compare A A` (one id pasted twice) printed a comparison, "inconclusive" under the
+    paired gate, and failed the gate under --fail-on-inconclusive: it compared nothing."""
+    base, _ = two_runs
+    for extra in ((), ("--fail-on-inconclusive",)):
+        result = evalkit_cli("compare", base, base, *extra)
+        assert result.code == 2, result.stdout + result.stderr
+        assert (
+            f"BASE and RUN are both run {base}: a run compared with itself tells nothing; name two runs"
+            in result.stderr
+        )
+        assert "Inconclusive" not in result.stdout
 
 
 def test_retrieval_runs_at_different_k_compare_their_hit_rates_only(evalkit_cli, project, tmp_path) -> None:
@@ -94,14 +119,25 @@ def test_a_regressed_case_names_the_checks_it_fails_now_shown_literally(evalkit_
     # the user saw that a case regressed, not which check failed. The name, hostile here, is
     # escaped where it is printed and carried exactly by --json.
     prompts = [
-        {"id": cid, "prompt": "q", "assertions": [{"kind": "contains", "value": "yes", "name": HOSTILE_CHECK}, {"kind": "max_words", "value": 3}]}
+        {
+            "id": cid,
+            "prompt": "q",
+            "assertions": [
+                {"kind": "contains", "value": "yes", "name": HOSTILE_CHECK},
+                {"kind": "max_words", "value": 3},
+            ],
+        }
         for cid in ("a", "b")
     ]
     (project / "evals.json").write_text(json.dumps({"identifier": "my.set", "name": "S", "prompts": prompts}))
-    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals.json"]\n[providers.p]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "m"\n')
+    (project / "evalkit.toml").write_text(
+        '[sets]\npaths = ["evals.json"]\n[providers.p]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "m"\n'
+    )
     ids = []
     for answer in ("yes", "no, this is not it"):
-        (project / "answers.jsonl").write_text("".join(json.dumps({"id": cid, "text": answer if cid == "a" else "yes"}) + "\n" for cid in ("a", "b")))
+        (project / "answers.jsonl").write_text(
+            "".join(json.dumps({"id": cid, "text": answer if cid == "a" else "yes"}) + "\n" for cid in ("a", "b"))
+        )
         ids.append(run_json(evalkit_cli, "my.set", "--provider", "p")["run_id"])
     text = evalkit_cli("compare", *ids)
     assert text.code == 0, text.stderr
@@ -109,4 +145,6 @@ def test_a_regressed_case_names_the_checks_it_fails_now_shown_literally(evalkit_
     assert "\x1b" not in text.stdout and "\u202e" not in text.stdout
     document = evalkit_cli("compare", *ids, "--json")
     assert "\x1b" not in document.stdout and "\u202e" not in document.stdout
-    assert document.json()["regressed_checks"] == {"a": {"failed_checks": [HOSTILE_CHECK, "within_length"], "errored": False}}
+    assert document.json()["regressed_checks"] == {
+        "a": {"failed_checks": [HOSTILE_CHECK, "within_length"], "errored": False}
+    }

@@ -27,10 +27,11 @@ from .params import global_options, report_option, tolerance_options
         "fail in RUN; each with the checks it fails in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
         "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
         "listed apart and are never a regression. "
-        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs. "
+        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs (a run with "
+        "itself is refused, exit 2). "
         "With --pairwise-judge NAME, the judge NAME also compares the two answers of every unchanged case, shown in "
         "both orders: RUN's wins, ties and losses, its win rate (ties apart) with a 95% Wilson interval, and the "
-        "judge's position bias; both runs must have stored their answers in full (privacy \"full\"), else exit 2; "
+        'judge\'s position bias; both runs must have stored their answers in full (privacy "full"), else exit 2; '
         "a judge that fails exits 3 and nothing is printed."
     ),
 )
@@ -39,7 +40,9 @@ from .params import global_options, report_option, tolerance_options
 @tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
 @gate_options()
 @click.option(
-    "--pairwise-judge", metavar="NAME", type=ProviderName(),
+    "--pairwise-judge",
+    metavar="NAME",
+    type=ProviderName(),
     help="the configured provider instance that judges RUN's answers against BASE's, case by case in both orders",
 )
 @report_option
@@ -60,11 +63,15 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
 
     notes = []
     if identity_label(base) != identity_label(run):
-        notes.append(f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}.")
+        notes.append(
+            f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}."
+        )
     if base.grader != run.grader:
-        notes.append(f'The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.')
+        notes.append(f"The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.")
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
-        notes.append("The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases.")
+        notes.append(
+            "The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases."
+        )
     if (ks := different_k(run, base)) is not None:
         notes.append(
             f"The runs measured at different cut-offs (k {ks[0]} and {ks[1]}): their MRR@k, recall@k and nDCG@k are "
@@ -115,10 +122,14 @@ def handle(args: Arguments) -> int:
         whole = store.streamed is None
         base = require_run(repository, args.base, with_cases=whole)
         run = require_run(repository, args.run, with_cases=whole)
+        if base.id == run.id:  # it printed "inconclusive", and failed the gate under --fail-on-inconclusive
+            raise UsageError(
+                f"BASE and RUN are both run {base.id}: a run compared with itself tells nothing; name two runs"
+            )
         alive = liveness(repository, [base, run])
         if base.set_identifier != run.set_identifier:
             raise UsageError(
-                f'runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); '
+                f"runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); "
                 "compare two runs of one set"
             )
         if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
@@ -194,13 +205,19 @@ def handle(args: Arguments) -> int:
         f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
-    table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
+    table.add_row(
+        "Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}"
+    )
     table.add_row("Cost", *cost_delta_cells(run, base))
     table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
     out.line()
     render_comparison(
-        out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive,
+        out,
+        comparison,
+        words,
+        fail_on_new_failures=args.fail_on_new_failures,
+        fail_on_inconclusive=args.fail_on_inconclusive,
         case_notes={case_id: entry["shown"] for case_id, entry in regressed_checks.items()},
     )
     if pairwise is not None:
@@ -224,7 +241,11 @@ def _regressed_checks(run: Any, regressed_ids: Any, store: Any) -> dict[str, dic
         return {}
     cases = run.cases if store.streamed is None else store.streamed.iter_cases(run.id, notable_only=True)
     found = {
-        case.case_id: {"failed_checks": [c.name for c in case.failed_checks], "errored": case.errored, "shown": check_names(case)}
+        case.case_id: {
+            "failed_checks": [c.name for c in case.failed_checks],
+            "errored": case.errored,
+            "shown": check_names(case),
+        }
         for case in cases
         if case.case_id in wanted
     }
