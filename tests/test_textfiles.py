@@ -211,7 +211,10 @@ def test_a_file_that_cannot_be_made_is_named_not_its_temporary_file(tmp_path: Pa
     from evalkit.textfiles import staged_text_file
 
     (tmp_path / "link.yaml").symlink_to("nowhere/s.yaml")
-    for write in (lambda: write_text_file(tmp_path / "link.yaml", ["x"]), lambda: staged_text_file(tmp_path / "link.yaml", ["x"]).__enter__()):
+    for write in (
+        lambda: write_text_file(tmp_path / "link.yaml", ["x"]),
+        lambda: staged_text_file(tmp_path / "link.yaml", ["x"]).__enter__(),
+    ):
         with pytest.raises(FileNotFoundError) as caught:
             write()
         assert caught.value.filename == str(tmp_path / "nowhere" / "s.yaml")
@@ -248,12 +251,13 @@ def test_no_output_replaces_the_results_store_the_command_opened(cli, project: P
     assert exported.code == 3, exported.stderr
     assert "cannot write results.db: it is the results store's file" in exported.stderr
     assert "the export is not written" in exported.stderr
+    newest = cli("history", "evalkit_stdlib.docs", "--json").json()["runs"][0]["run_id"]
     linked = project / "link.db"
     linked.symlink_to(store)
     for command in (
         ("report", run_id, "-o", "results.db"),
         ("report", run_id, "--format", "junit", "-o", str(linked)),
-        ("compare", run_id, run_id, "--report", "junit:results.db-wal"),
+        ("compare", run_id, newest, "--report", "junit:results.db-wal"),
         ("baseline", "export", "evalkit_stdlib.docs", "-o", "results.db"),
     ):
         result = cli(*command)

@@ -56,23 +56,51 @@ from .environment import variable
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import finite_number, short_repr
-from .wording import argument, listed, path_named, table_key
+from .wording import argument, close_matches, did_you_mean, listed, path_named, quoted, table_key
 
 __all__ = [
-    "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
+    "Config",
+    "ProviderInstance",
+    "find_config",
+    "load_config",
+    "DEFAULT_MAX_ANSWER_BYTES",
+    "PRIVACY_LEVELS",
+    "ROUTING_KEYS",
     "DEFAULT_ANSWER_TIMEOUT_S",
-    "CONFIG_NAMES", "CONFIG_VARIABLE", "named_config",
+    "CONFIG_NAMES",
+    "CONFIG_VARIABLE",
+    "named_config",
 ]
 
 #: The file names looked for in each folder, in order of preference.
 CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
+
+
+def privacy_refusal(level: object) -> str | None:
+    """Why ``level`` is no privacy level (``privacy must be one of …, got 'ful'. Did you mean
+    "full"?``), or ``None`` for one: the configuration's ``privacy`` and a library caller's
+    ``privacy=`` are told alike, with the level meant (the command line's choice said it already)."""
+    if level in PRIVACY_LEVELS:
+        return None
+    hint = did_you_mean(level, PRIVACY_LEVELS) if isinstance(level, str) else ""
+    return f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {level!r}" + (f".{hint}" if hint else "")
+
+
 #: Provider-instance keys that are evalkit's (routing, the answer time limit, the prices, the base
 #: system prompt), not the adapter's.
 ROUTING_KEYS = (
-    "adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout",
-    "price_per_million_input", "price_per_million_output", "currency", "system_prompt", "system_prompt_file",
+    "adapter",
+    "priority",
+    "cost_per_1k_tokens",
+    "capabilities",
+    "answer_timeout",
+    "price_per_million_input",
+    "price_per_million_output",
+    "currency",
+    "system_prompt",
+    "system_prompt_file",
 )
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0
@@ -183,7 +211,12 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
         raise ConfigError(f"{where}: [providers.{table_key(name)}] must be a table")
     adapter = table.get("adapter")
     if not isinstance(adapter, str) or not adapter:
-        raise ConfigError(f'{where}: [providers.{table_key(name)}] needs adapter = "<generator name>", e.g. "openai"')
+        # `adaptr = "replay"` was told only that adapter is missing, the key written never named
+        written = "adapter" not in table and next((key for key in table if close_matches(key, ("adapter",))), None)
+        hint = f" ({quoted(written)} is no key of it: did you mean adapter?)" if written else ""
+        raise ConfigError(
+            f'{where}: [providers.{table_key(name)}] needs adapter = "<generator name>", e.g. "openai"{hint}'
+        )
     priority = table.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise ConfigError(f"{where}: [providers.{table_key(name)}] priority must be an integer")
@@ -195,19 +228,32 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     capabilities = table.get("capabilities", ["chat"])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ConfigError(f"{where}: [providers.{table_key(name)}] capabilities must be a list of strings")
-    answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{table_key(name)}] answer_timeout")
+    answer_timeout = _seconds(
+        table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{table_key(name)}] answer_timeout"
+    )
     system_prompt, system_prompt_file = table.get("system_prompt"), table.get("system_prompt_file")
     for key, value in (("system_prompt", system_prompt), ("system_prompt_file", system_prompt_file)):
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{where}: [providers.{table_key(name)}] {key} must be text, got {short_repr(value)}")
     if system_prompt is not None and system_prompt_file is not None:
-        raise ConfigError(f"{where}: [providers.{table_key(name)}] has both system_prompt and system_prompt_file; keep one")
+        raise ConfigError(
+            f"{where}: [providers.{table_key(name)}] has both system_prompt and system_prompt_file; keep one"
+        )
     if system_prompt_file == "":
         raise ConfigError(f"{where}: [providers.{table_key(name)}] system_prompt_file must name a file")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
     price = _price(table, cost, f"{where}: [providers.{table_key(name)}]")
     return ProviderInstance(
-        name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price, system_prompt, system_prompt_file
+        name,
+        adapter,
+        options,
+        priority,
+        cost,
+        tuple(capabilities),
+        answer_timeout,
+        price,
+        system_prompt,
+        system_prompt_file,
     )
 
 
@@ -225,7 +271,9 @@ def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> A
             raise ConfigError(f"{where} {key} must be a finite number of zero or more, got {short_repr(value)}")
     if len(given) == 1:
         missing = ({"price_per_million_input", "price_per_million_output"} - set(given)).pop()
-        raise ConfigError(f"{where} gives {next(iter(given))} without {missing}: give both (0 for a direction that is free)")
+        raise ConfigError(
+            f"{where} gives {next(iter(given))} without {missing}: give both (0 for a direction that is free)"
+        )
     if given:
         return Price(given["price_per_million_input"], given["price_per_million_output"], currency)
     if cost_per_1k is not None:
@@ -250,7 +298,9 @@ def _min_judge_kappa(table: Any, where: str) -> float | None:
     if value is None:
         return None
     if not (finite_number(value) and -1 <= value <= 1):
-        raise ConfigError(f"{where}: [gate] min_judge_kappa must be a number from -1 to 1 (Cohen's κ), got {short_repr(value)}")
+        raise ConfigError(
+            f"{where}: [gate] min_judge_kappa must be a number from -1 to 1 (Cohen's κ), got {short_repr(value)}"
+        )
     return float(value)
 
 
@@ -264,7 +314,9 @@ def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[st
             raise ConfigError(f"{where}: the deployment name {unnormalised}")
         retrievers = deployment.get("retrievers", {}) if isinstance(deployment, Mapping) else None
         if not isinstance(retrievers, Mapping) or not all(isinstance(v, Mapping) for v in retrievers.values()):
-            raise ConfigError(f'{where}: [deployments.{table_key(name)}.retrievers."<retriever id>"] must hold option tables')
+            raise ConfigError(
+                f'{where}: [deployments.{table_key(name)}.retrievers."<retriever id>"] must hold option tables'
+            )
         assert isinstance(deployment, Mapping)
         unknown = sorted(set(deployment) - {"retriever", "retrievers"})
         if unknown:
@@ -275,7 +327,9 @@ def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[st
         retriever = deployment.get("retriever")
         if retriever is not None:
             if not isinstance(retriever, str) or not retriever:
-                raise ConfigError(f'{where}: [deployments.{table_key(name)}] retriever must name a retriever, e.g. "evalkit.lexical"')
+                raise ConfigError(
+                    f'{where}: [deployments.{table_key(name)}] retriever must name a retriever, e.g. "evalkit.lexical"'
+                )
             named[name] = retriever
         out[name] = {rid: dict(options) for rid, options in retrievers.items()}
     return out, named
@@ -311,7 +365,9 @@ def _read(file: Path) -> Mapping[str, Any]:
         return data
     tool = data.get("tool", {})
     if not isinstance(tool, Mapping):
-        raise ConfigError(f"{path}: tool must be a table ([tool.evalkit] holds evalkit's configuration), got {_kind(tool)}")
+        raise ConfigError(
+            f"{path}: tool must be a table ([tool.evalkit] holds evalkit's configuration), got {_kind(tool)}"
+        )
     if "evalkit" not in tool:  # only a pyproject.toml named on purpose gets here: discovery passes over one
         raise ConfigError(
             f"{path} holds no [tool.evalkit] table, so it configures nothing.{_misspelled_tool_table(data)} "
@@ -329,9 +385,17 @@ def _misspelled_tool_table(data: Mapping[str, Any]) -> str:
     import difflib
 
     tool = data.get("tool")
-    names = [f"[tool.{name}]" for name in difflib.get_close_matches("evalkit", [str(k) for k in tool], n=1, cutoff=0.7)] if isinstance(tool, Mapping) else []
+    names = (
+        [f"[tool.{name}]" for name in difflib.get_close_matches("evalkit", [str(k) for k in tool], n=1, cutoff=0.7)]
+        if isinstance(tool, Mapping)
+        else []
+    )
     if not names:
-        names = [f"[{key}.evalkit]" for key, value in data.items() if key != "tool" and isinstance(value, Mapping) and "evalkit" in value]
+        names = [
+            f"[{key}.evalkit]"
+            for key, value in data.items()
+            if key != "tool" and isinstance(value, Mapping) and "evalkit" in value
+        ]
     return f" Did you mean {names[0]}?" if names else ""
 
 
@@ -407,13 +471,17 @@ def _not_a_config_file(path: Path) -> str:
 CONFIG_VARIABLE = "EVALKIT_CONFIG"
 
 
-def named_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> tuple[Path, str] | None:
+def named_config(
+    path: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None
+) -> tuple[Path, str] | None:
     """The configuration named explicitly, and by what: ``path`` (``--config``), else
     ``$EVALKIT_CONFIG``; ``None`` when neither names one (then it is discovered)."""
     if path is not None:
         named_by = argument("path", option="--config")  # load_config's path, the command line's --config
         if not str(path).strip():  # `--config "$CONFIG"` with the variable unset: never "look for one" silently
-            raise ConfigError(f"{named_by} is empty; name the configuration file, or leave the option out to look for one")
+            raise ConfigError(
+                f"{named_by} is empty; name the configuration file, or leave the option out to look for one"
+            )
         return Path(path), named_by
     value = variable(CONFIG_VARIABLE, "the configuration file", "look for one", environ=environ, error=ConfigError)
     if value is None:
@@ -445,8 +513,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
 
     check_schema(data, where, installed_plugin_tables)
     privacy = data.get("privacy", "metadata")
-    if privacy not in PRIVACY_LEVELS:
-        raise ConfigError(f"{where}: privacy must be one of {listed(PRIVACY_LEVELS)}, got {privacy!r}")
+    if (refused := privacy_refusal(privacy)) is not None:
+        raise ConfigError(f"{where}: {refused}")
     providers_table = data.get("providers", {})
     if not isinstance(providers_table, Mapping):
         raise ConfigError(f"{where}: [providers] must be a table of provider instances")
@@ -461,7 +529,9 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         raise ConfigError(f"{where}: judge names the provider instance {unnormalised}")
     max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
-        raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
+        raise ConfigError(
+            f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}"
+        )
     grade_timeout = _seconds(data.get("grade_timeout", DEFAULT_GRADE_TIMEOUT_S), f"{where}: grade_timeout")
     set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
     hook_timeout = _seconds(data.get("hook_timeout", DEFAULT_HOOK_TIMEOUT_S), f"{where}: hook_timeout")

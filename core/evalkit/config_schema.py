@@ -61,17 +61,24 @@ SCHEMA: Mapping[str, TableSchema] = {
     "providers": TableSchema("[providers.NAME]: provider instances (adapter, model, the adapter's options)"),
     "deployments": TableSchema("[deployments.NAME]: a retriever and its options per deployment"),
     "set_providers": TableSchema('[set_providers."NAME"]: options of golden and question set providers'),
-    "cache": TableSchema("the answer cache (enabled = true: every prompt run reads and writes it; docs/costs.md)", {"enabled": "true or false"}),
+    "cache": TableSchema(
+        "the answer cache (enabled = true: every prompt run reads and writes it; docs/costs.md)",
+        {"enabled": "true or false"},
+    ),
     "graders": TableSchema("[graders.NAME]: options of a grader (the command line's judge flags win over them)"),
     "question_sets": TableSchema('[question_sets."ID"]: standard collections as question sets'),
-    "calibration_sets": TableSchema('[calibration_sets."ID"]: a collection\'s human relevance judgments as calibration sets'),
+    "calibration_sets": TableSchema(
+        '[calibration_sets."ID"]: a collection\'s human relevance judgments as calibration sets'
+    ),
     "sets": TableSchema("golden sets declared in files (their values checked by evalkit.setfiles)", SETS_KEYS),
     "gate": TableSchema("how a comparison is gated", GATE_KEYS),
     "run": TableSchema("how a prompt run is answered", RUN_KEYS),
 }
 
 
-def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[], frozenset[str]] | None = None) -> None:
+def check_schema(
+    data: Mapping[str, Any], where: str, plugin_tables: Callable[[], frozenset[str]] | None = None
+) -> None:
     """Refuse a key or table ``data`` holds that :data:`SCHEMA` does not declare (every one, with a
     "did you mean"), an own table that is not a table, and a key of an own table it does not take.
 
@@ -80,6 +87,7 @@ def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[]
     providers.
     """
     problems = []
+    shapes: list[str] = []  # values of a known key in a shape evalkit cannot read
     unknown = [name for name in data if name not in SCHEMA]
     if unknown and plugin_tables is not None:
         claimed = plugin_tables()
@@ -87,7 +95,11 @@ def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[]
     for name in unknown:
         kind = "table" if isinstance(data[name], Mapping) else "key"
         hint = did_you_mean(name, SCHEMA)
-        problems.append(f"unknown {kind} [{table_key(name)}] — evalkit does not read it.{hint}" if kind == "table" else f"unknown key {name!r} — evalkit does not read it.{hint}")
+        problems.append(
+            f"unknown {kind} [{table_key(name)}] — evalkit does not read it.{hint}"
+            if kind == "table"
+            else f"unknown key {name!r} — evalkit does not read it.{hint}"
+        )
     for name, schema in SCHEMA.items():
         if name not in data or schema.keys is None:
             continue
@@ -100,9 +112,44 @@ def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[]
                 hint = did_you_mean(key, schema.keys)
                 known = listed(schema.keys)
                 problems.append(f"[{name}] has no key {key!r}.{hint} It takes: {known}.")
+        if name == "sets":
+            shapes.extend(_sets_value_problems(value))
+    problems += shapes
     if problems:
-        lines = [f"{where}: {problems[0]}"] if len(problems) == 1 else [f"{where} holds what evalkit does not read:", *(f"  - {p}" for p in problems)]
+        what = "does not read" if not shapes else "cannot read"
+        lines = (
+            [f"{where}: {problems[0]}"]
+            if len(problems) == 1
+            else [f"{where} holds what evalkit {what}:", *(f"  - {p}" for p in problems)]
+        )
         raise ConfigError("\n".join(lines))
+
+
+def _sets_value_problems(table: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the shape of ``[sets] paths`` and ``allow_outside``: said here, by every
+    command, like a misspelled key. Left to the file set provider, `paths = "evals/*.yaml"` (text,
+    not a list) made `evalkit run myapp.faq` say `Unknown golden prompt set "myapp.faq"`, the cause
+    below it as a plugin's crash (`ConfigError in golden_prompt_sets()`), and a run of an installed
+    set passed over it."""
+    problems = []
+    paths = table.get("paths", [])
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append(f'[sets] paths must be a list of file patterns, like ["evals/*.yaml"], got {_shape(paths)}')
+    entries = table.get("allow_outside", [])
+    if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() and "\x00" not in e for e in entries):
+        problems.append(
+            f'[sets] allow_outside must be a list of folders or globs, like ["/srv/shared-evals"], got {_shape(entries)}'
+        )
+    return problems
+
+
+def _shape(value: Any) -> str:
+    """A value read from the configuration, said by its type (and a short text or number as it is)."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'' if len(value) == 1 else 's'}, not all non-empty texts"
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and len(repr(value)) <= 60:
+        return f"{type(value).__name__} {value!r}"
+    return type(value).__name__
 
 
 def installed_plugin_tables() -> frozenset[str]:

@@ -7,7 +7,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "hidden_escaped", "is_hidden", "json_visible", "not_nfc", "visible"]
+__all__ = [
+    "HIDDEN_CATEGORIES",
+    "RUNNER_COMMAND",
+    "has_visible_text",
+    "hidden_escaped",
+    "is_hidden",
+    "json_visible",
+    "not_nfc",
+    "visible",
+]
 
 #: Unicode categories never sent raw to a terminal: controls (ESC of ANSI CSI/OSC sequences, CR,
 #: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
@@ -120,3 +129,8 @@ def not_nfc(name: str) -> str | None:
         f"{_escaped(name)} is not in Unicode normal form NFC (it prints like other text it never matches); "
         f'write it as "{readable}" ({_escaped(nfc)})'
     )
+
+
+def has_visible_text(text: str) -> bool:
+    """True when ``text`` holds something besides whitespace and control characters (``"\\x00"`` does not)."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in HIDDEN_CATEGORIES for ch in text)

@@ -45,7 +45,7 @@ from .runs import Run
 from .shapes import short_repr
 from .storage.protocols import capabilities
 from .tolerance import parse_tolerance
-from .wording import counted, quoted
+from .wording import counted, did_you_mean, quoted
 
 __all__ = [
     "COST_CEILING_PER_1K",
@@ -105,11 +105,19 @@ POLICIES: Mapping[str, PolicyWeights] = {
     p.name: p
     for p in (
         PolicyWeights(
-            "provider_priority", 0.0, 0.0, 0.0, False,
+            "provider_priority",
+            0.0,
+            0.0,
+            0.0,
+            False,
             "provider priority, then configuration order; no measurement is used",
         ),
         PolicyWeights(
-            "balanced", 0.4, 0.4, 0.2, False,
+            "balanced",
+            0.4,
+            0.4,
+            0.2,
+            False,
             "provider priority, then quality 0.4 · health 0.4 · cost 0.2 (cost only with prefer-lowest-cost)",
         ),
         PolicyWeights("quality", 0.7, 0.3, 0.0, False, "provider priority, then quality 0.7 · health 0.3"),
@@ -125,7 +133,10 @@ def parse_policy(value: object, option: str | None = None) -> str:
     name = value.strip() if isinstance(value, str) else value
     if not isinstance(name, str) or name not in POLICIES:
         where = f'Option "--{option}": unknown' if option else "Unknown"
-        raise UsageError(f"{where} routing policy {value!r}; choose one of {', '.join(POLICIES)}")
+        hint = did_you_mean(name, POLICIES) if isinstance(name, str) else ""
+        raise UsageError(
+            f"{where} routing policy {value!r}; choose one of {', '.join(POLICIES)}" + (f".{hint}" if hint else "")
+        )
     return name
 
 
@@ -195,8 +206,13 @@ class Candidate:
     def from_instance(cls, instance: ProviderInstance, position: int) -> Candidate:
         """The candidate for a configured instance."""
         return cls(
-            instance.name, instance.adapter, instance.model, instance.priority,
-            instance.cost_per_1k_tokens, tuple(instance.capabilities), position,
+            instance.name,
+            instance.adapter,
+            instance.model,
+            instance.priority,
+            instance.cost_per_1k_tokens,
+            tuple(instance.capabilities),
+            position,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -228,7 +244,9 @@ def _candidates(value: Any) -> tuple[Candidate, ...]:
         elif isinstance(item, ProviderInstance):
             out.append(Candidate.from_instance(item, position))
         else:
-            raise UsageError(f"ModelSelection: a routing candidate must be a ProviderInstance or Candidate, got {type(item).__name__} {short_repr(item)}")
+            raise UsageError(
+                f"ModelSelection: a routing candidate must be a ProviderInstance or Candidate, got {type(item).__name__} {short_repr(item)}"
+            )
     names = [c.name for c in out]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -456,16 +474,24 @@ class ModelSelection:
                 MeasuredRun.from_run(r)
                 for r in store.scoped.quality_runs_for_provider_model(candidate.name, candidate.model, ROUTING_GRADER)
             )
-            note = None if value is not None else (
-                f"no quality measured: no verified complete {ROUTING_GRADER} run of "
-                f"{answered_by(candidate.name, None, candidate.model)}"
+            note = (
+                None
+                if value is not None
+                else (
+                    f"no quality measured: no verified complete {ROUTING_GRADER} run of "
+                    f"{answered_by(candidate.name, None, candidate.model)}"
+                )
             )
             return QualityReading(None if value is None else float(value), "provider_model", runs, note)
         if store.alias_quality is not None:
             value = store.alias_quality.mean_quality_for_model(candidate.model, ROUTING_GRADER)
-            note = None if value is not None else (
-                f"no quality: the alias-wide read for {quoted(candidate.model)} gave none "
-                "(no data, or the alias was measured through several instances)"
+            note = (
+                None
+                if value is not None
+                else (
+                    f"no quality: the alias-wide read for {quoted(candidate.model)} gave none "
+                    "(no data, or the alias was measured through several instances)"
+                )
             )
             return QualityReading(None if value is None else float(value), "model", (), note)
         return QualityReading(None, "none", (), "no quality: the results repository offers no quality reads")
@@ -585,9 +611,7 @@ class ModelSelection:
         notes.append("health: no signal in evalkit")
         return text + " — " + ", ".join(notes)
 
-    def select_by_quality(
-        self, criteria: SelectionCriteria | None = None, min_quality: object = None
-    ) -> Ranking:
+    def select_by_quality(self, criteria: SelectionCriteria | None = None, min_quality: object = None) -> Ranking:
         """Re-rank the eligible candidates by measured quality alone (the policy plays no part).
 
         Start from the candidates in configuration order; measured ones come first, higher quality

@@ -35,11 +35,25 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from .wording import path_named
+
 __all__ = [
-    "FileTooLarge", "KeptFile", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
-    "append_text_file", "keep_from_outputs", "open_regular_file", "outputs_relative_to", "read_whole_file", "staged_text_file",
+    "FileTooLarge",
+    "KeptFile",
+    "NoReaderOnPipe",
+    "NotARegularFile",
+    "PIPE_READER_WAIT_S",
+    "PIPE_STALL_S",
+    "append_text_file",
+    "keep_from_outputs",
+    "open_regular_file",
+    "output_refusal",
+    "outputs_relative_to",
+    "read_whole_file",
+    "staged_text_file",
     "utf8_text",
-    "working_directory", "write_text_file",
+    "working_directory",
+    "write_text_file",
 ]
 
 #: The folder a relative output path is written under (:func:`outputs_relative_to`); ``None``:
@@ -96,7 +110,9 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
           (stat.S_ISSOCK, "a socket"))  # fmt: skip
 
 
-def open_regular_file(path: str | os.PathLike[str], mode: str = "rb", *, pipes: bool = False, **options: Any) -> IO[Any]:
+def open_regular_file(
+    path: str | os.PathLike[str], mode: str = "rb", *, pipes: bool = False, **options: Any
+) -> IO[Any]:
     """Open ``path`` for reading (``mode`` ``"rb"`` or ``"r"``, ``options`` as :func:`open`'s) when,
     links followed, it is a regular file (or, with ``pipes``, a pipe); else :class:`NotARegularFile`,
     or ``IsADirectoryError`` for a folder. Opened without blocking, so a named pipe nobody writes
@@ -155,7 +171,9 @@ def utf8_text(data: bytes) -> str:
     except UnicodeDecodeError:
         for mark, name in _OTHER_BOMS:
             if data.startswith(mark):
-                raise UnicodeDecodeError("utf-8", data, 0, len(mark), f"it is {name} (save it as UTF-8): its byte-order mark") from None
+                raise UnicodeDecodeError(
+                    "utf-8", data, 0, len(mark), f"it is {name} (save it as UTF-8): its byte-order mark"
+                ) from None
         raise
 
 
@@ -217,6 +235,27 @@ def _output_place(path: Path) -> tuple[Path, int | None]:
     if mode_bits is not None and stat.S_ISDIR(mode_bits):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     return path, mode_bits
+
+
+def output_refusal(path: str | os.PathLike[str]) -> str | None:
+    """Why an output named ``path`` could never be written, said before anything is asked of a
+    model: ``is a folder``, or ``cannot be made: FOLDER is a file, not a folder`` (a folder on
+    its way is a file); ``None`` when it may be written. What only writing tells (a full disk, a
+    folder without write permission) is left to the write. ``--report html:reports`` with
+    ``reports/`` a folder ran every prompt, stored the run, then failed to write the report."""
+    given = Path(path)
+    base = _outputs_base if _outputs_base is not None and not given.is_absolute() else None
+    if Path(base or "", given).is_dir():
+        return "is a folder; give a file's path"
+    for folder in given.parents:  # named as given, looked at where the output goes
+        try:
+            mode_bits = os.stat(Path(base or "", folder)).st_mode
+        except OSError:  # not there (created when written), or not ours to look at
+            continue
+        if not stat.S_ISDIR(mode_bits):
+            return f"cannot be made: {path_named(folder)} is a file, not a folder"
+        return None
+    return None
 
 
 def _written_into(path: Path, mode_bits: int | None) -> bool:
@@ -322,7 +361,7 @@ def _write_pipe(path: Path, chunks: Iterable[str]) -> None:
             data = memoryview(chunk.encode("utf-8", "backslashreplace"))
             while data:
                 try:
-                    data = data[os.write(descriptor, data):]
+                    data = data[os.write(descriptor, data) :]
                 except BlockingIOError:
                     _, ready, _ = select.select([], [descriptor], [], PIPE_STALL_S)
                     if not ready:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
 from .grading import MAX_CHECKS
-from .printable import not_nfc
+from .printable import has_visible_text, not_nfc
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
     MAX_NAME_CHARS,
@@ -154,6 +153,7 @@ def _seen_key(item_id: str) -> str | bytes:
 # check of a prompt set keeps before it stops, saying so in one more line. A list of problems is
 # kept to as many by the SetValidationError that carries it, so the check's list is never cut again.
 
+
 def stream_failure(number: int, exc: BaseException) -> str:
     """What a stream's producer failing at prompt ``number`` (1-based) is called in a problem."""
     return f"producing prompt #{number} raised {exception_text(exc)}"
@@ -293,7 +293,9 @@ def survey_prompt_set(
     if declared is not None and (problem := golden_set.prompts.count_problem()):  # refused before a prompt is made
         problems.append(f"{where}: field prompts: {problem}")
         return PromptSetSurvey(tuple(problems), 0)
-    pace = _pace(golden_set.identifier, _known_total(golden_set.prompts, declared), progress, _whole_every(every), clock)
+    pace = _pace(
+        golden_set.identifier, _known_total(golden_set.prompts, declared), progress, _whole_every(every), clock
+    )
     # The loop compares one integer a prompt; without a listener it never matches (counts start at 1).
     next_look = pace.begin() if pace is not None else 0
     # A bounded stream's prompts (see PromptStream.time_limit) then cost no system call each.
@@ -314,7 +316,9 @@ def survey_prompt_set(
             if count == next_look:
                 next_look = pace.reached(count)  # type: ignore[union-attr]  (never reached without a pace: next_look is 0)
             if declared is not None and count > declared:  # an endless producer is refused, not followed
-                strays.append(f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more")
+                strays.append(
+                    f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more"
+                )
                 break
             if count > prompt_types.MAX_PROMPTS:  # a list or tuple that long (a stream stops itself)
                 strays.append(f"{where}: field prompts: {prompt_limit_passed('the set holds')}")
@@ -405,7 +409,9 @@ def _pace(
     import time
 
     shown = identifier if isinstance(identifier, str) else short_repr(identifier)
-    return _Pace(lambda checked, done: progress(CheckProgress(shown, checked, total, done)), every, clock or time.monotonic)
+    return _Pace(
+        lambda checked, done: progress(CheckProgress(shown, checked, total, done)), every, clock or time.monotonic
+    )
 
 
 class _Pace:
@@ -545,11 +551,6 @@ def _field_path(path: tuple[Any, ...]) -> str:
     return text
 
 
-def has_visible_text(text: str) -> bool:
-    """True when ``text`` holds something besides whitespace and control characters (``"\\x00"`` does not)."""
-    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text)
-
-
 def _describe(value: object) -> str:
     """``str 'contains Paris'``: a stray value's type and a short repr, for a problem message."""
     return f"{type(value).__name__} {short_repr(value)}"
@@ -567,7 +568,12 @@ def validate_prompt_set(
     set) is a :class:`~evalkit.errors.UsageError` naming it."""
     from .run.arguments import CALLBACK, check_arguments, one_of, optional
 
-    wanted = {"golden_set": one_of(GoldenPromptSet), "kinds": optional(Mapping), "visit": CALLBACK, "progress": CALLBACK}
+    wanted = {
+        "golden_set": one_of(GoldenPromptSet),
+        "kinds": optional(Mapping),
+        "visit": CALLBACK,
+        "progress": CALLBACK,
+    }
     check_arguments("validate_prompt_set", locals(), wanted)
     if kinds is None:
         from .checks import BUILTIN_KINDS

@@ -25,7 +25,9 @@ SHARDS = 3
 def environment(plugins: str, database: str, **extra: str) -> dict[str, str | None]:
     """The environment of one CI job (as overrides): no CI variables of the machine running the
     tests, the plugins, the shared database, this job's CI variables."""
-    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("CI_", "GITHUB_", "CIRCLE_", "BUILDKITE"))}
+    env: dict[str, str | None] = {
+        k: None for k in os.environ if k.startswith(("CI_", "GITHUB_", "CIRCLE_", "BUILDKITE"))
+    }
     env.update({"PYTHONPATH": plugins, "EVALKIT_DATABASE_URL": database, **extra})
     return env
 
@@ -43,8 +45,18 @@ def pipeline(evalkit_process, plugins: str, database: str, pipeline_id: str) -> 
     )  # fmt: skip
     shards = [
         evalkit_process.start(
-            "run", SET, "--provider", "app", "--shard", "auto", "--json", "--database", database,  # named: a shard's store must be
-            env=environment(plugins, database, CI_PIPELINE_ID=pipeline_id, CI_NODE_INDEX=str(i), CI_NODE_TOTAL=str(SHARDS)),
+            "run",
+            SET,
+            "--provider",
+            "app",
+            "--shard",
+            "auto",
+            "--json",
+            "--database",
+            database,  # named: a shard's store must be
+            env=environment(
+                plugins, database, CI_PIPELINE_ID=pipeline_id, CI_NODE_INDEX=str(i), CI_NODE_TOTAL=str(SHARDS)
+            ),
         )  # fmt: skip
         for i in range(1, SHARDS + 1)
     ]
@@ -67,7 +79,9 @@ def shared_database(request: pytest.FixtureRequest, tmp_path: Path):  # noqa: AN
         yield url
 
 
-def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, shared_database, evalkit_process, evalkit_cli) -> None:
+def test_shards_on_several_machines_then_the_verdict_job(
+    project, plugin_dists, shared_database, evalkit_process, evalkit_cli
+) -> None:
     plugins = plugin_dists(REPORT_PLUGINS)
     answer_hostile(project)
     code, out, err, shards = pipeline(evalkit_process, plugins, shared_database, "1001")
@@ -94,18 +108,56 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     assert isinstance(gate, Failure) and gate.message.startswith("REGRESSED: Regression: pass rate dropped 33.3 pp")
     assert {p.name: p.value for p in suite.properties()}["run_id"] == second
     page = (project / "reports" / "1002.html").read_text()
-    assert '<div id="verdict" class="verdict bad">REGRESSED</div>' in page and f"<code id=\"run-id\">{second}</code>" in page
+    assert (
+        '<div id="verdict" class="verdict bad">REGRESSED</div>' in page and f'<code id="run-id">{second}</code>' in page
+    )
     summary = (project / "summary-1002.md").read_text()
     assert summary.startswith(f"**❌ REGRESSED** — reportkit\\.hostile, run {second.replace('-', chr(92) + '-')}")
 
     again = evalkit_cli(
-        "report", second, "--wait", "--timeout", "1m", "--fail-on-regression", "-o", "late.html", env=environment(plugins, shared_database)
+        "report",
+        second,
+        "--wait",
+        "--timeout",
+        "1m",
+        "--fail-on-regression",
+        "-o",
+        "late.html",
+        env=environment(plugins, shared_database),
     )
     assert again.code == 1 and again.stdout.startswith(f"REGRESSED: reportkit.hostile run {second}")
 
 
-def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(evalkit_cli, plugin_dists, project) -> None:
-    env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "CI_NODE_INDEX": "", "CIRCLE_NODE_INDEX": "", "BUILDKITE_PARALLEL_JOB": ""}
+@pytest.mark.parametrize(
+    ("shard", "message"),
+    [
+        ("x", '--shard must look like I/N (e.g. 2/4), got "x"'),
+        ("3/2", "--shard 3/2: I must be between 1 and N"),
+        ("auto/two", '--shard must look like I/N (e.g. 2/4), auto or auto/N, got "auto/two"'),
+    ],
+)
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical")])
+def test_a_malformed_shard_is_named_before_the_store_it_would_need(
+    evalkit_cli, project, shard, message, command
+) -> None:
+    """`--shard x` on the default SQLite store was told the store is no shared one: a user who then
+    set up PostgreSQL learned only there that x is no slice. The slice is checked as the option is read."""
+    result = evalkit_cli(*command, "--shard", shard)
+    assert result.code == 2, result.stderr
+    assert message in result.stderr
+    assert "needs a store every job of the run shares" not in result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(
+    evalkit_cli, plugin_dists, project
+) -> None:
+    env = {
+        "PYTHONPATH": plugin_dists(REPORT_PLUGINS),
+        "CI_NODE_INDEX": "",
+        "CIRCLE_NODE_INDEX": "",
+        "BUILDKITE_PARALLEL_JOB": "",
+    }
     answer_hostile(project)
     store = f"sqlite:///{project / '.evalkit' / 'results.db'}"  # named: a shard's store must be (see below)
     result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--database", store, env=env)
@@ -113,7 +165,14 @@ def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(
     assert "--shard auto: no CI parallel-job or job-array variables are set" in result.stderr
     assert not (project / ".evalkit" / "results.db").exists()
     waiting = evalkit_cli(
-        "run", SET, "--provider", "app", "--wait-for-shards", "--database", store, env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""}
+        "run",
+        SET,
+        "--provider",
+        "app",
+        "--wait-for-shards",
+        "--database",
+        store,
+        env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""},
     )
     assert waiting.code == 2 and "--wait-for-shards needs the run's id: pass --run-id ID" in waiting.stderr
 
@@ -123,8 +182,15 @@ def test_circleci_shards_answer_their_own_slices(evalkit_cli, plugin_dists, proj
     answer_hostile(project)
     seen = []
     for index in range(2):
-        env = {"PYTHONPATH": plugins, "CIRCLE_NODE_INDEX": str(index), "CIRCLE_NODE_TOTAL": "2", "CIRCLE_WORKFLOW_ID": "wf-9"}
-        result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--json", "--database", "sqlite:///shared.db", env=env)
+        env = {
+            "PYTHONPATH": plugins,
+            "CIRCLE_NODE_INDEX": str(index),
+            "CIRCLE_NODE_TOTAL": "2",
+            "CIRCLE_WORKFLOW_ID": "wf-9",
+        }
+        result = evalkit_cli(
+            "run", SET, "--provider", "app", "--shard", "auto", "--json", "--database", "sqlite:///shared.db", env=env
+        )
         assert result.code == 0, result.stderr
         document = result.json()
         seen.append(document)
@@ -138,7 +204,13 @@ def test_circleci_shards_answer_their_own_slices(evalkit_cli, plugin_dists, proj
     [
         ("kubernetes", [{"JOB_COMPLETION_INDEX": "0"}, {"JOB_COMPLETION_INDEX": "1"}]),
         ("kubernetes-count", [{"JOB_COMPLETION_INDEX": str(i), "EVALKIT_SHARD_COUNT": "2"} for i in (0, 1)]),
-        ("slurm", [{"SLURM_ARRAY_TASK_ID": str(i), "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "2"} for i in (5, 6)]),
+        (
+            "slurm",
+            [
+                {"SLURM_ARRAY_TASK_ID": str(i), "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "2"}
+                for i in (5, 6)
+            ],
+        ),
         ("aws-batch", [{"AWS_BATCH_JOB_ARRAY_INDEX": str(i), "EVALKIT_SHARD_COUNT": "2"} for i in (0, 1)]),
     ],
 )
@@ -151,7 +223,17 @@ def test_job_array_shards_answer_their_own_slices(evalkit_cli, plugin_dists, pro
         env = environment(plugins, "", **variables)
         env.pop("EVALKIT_DATABASE_URL")
         result = evalkit_cli(
-            "run", SET, "--provider", "app", *count, "--run-id", f"array-{name}", "--database", "sqlite:///array.db", "--json", env=env
+            "run",
+            SET,
+            "--provider",
+            "app",
+            *count,
+            "--run-id",
+            f"array-{name}",
+            "--database",
+            "sqlite:///array.db",
+            "--json",
+            env=env,
         )
         assert result.code == 0, result.stderr
         seen.append(result.json())
@@ -161,12 +243,18 @@ def test_job_array_shards_answer_their_own_slices(evalkit_cli, plugin_dists, pro
     assert first and first < set(HOSTILE_IDS) and sorted(second) == sorted(HOSTILE_IDS)
 
 
-def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_it(evalkit_cli, plugin_dists, project) -> None:
+def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_it(
+    evalkit_cli, plugin_dists, project
+) -> None:
     answer_hostile(project)
     env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "JOB_COMPLETION_INDEX": "1", "EVALKIT_SHARD_COUNT": None}
-    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+    result = evalkit_cli(
+        "run", SET, "--provider", "app", "--shard", "auto", "--run-id", "k", "--database", "sqlite:///k.db", env=env
+    )
     assert result.code == 2 and "give --shard auto/N or set EVALKIT_SHARD_COUNT=N" in result.stderr
-    bad = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto/x", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+    bad = evalkit_cli(
+        "run", SET, "--provider", "app", "--shard", "auto/x", "--run-id", "k", "--database", "sqlite:///k.db", env=env
+    )
     assert bad.code == 2 and '--shard must look like I/N (e.g. 2/4), auto or auto/N, got "auto/x"' in bad.stderr
     # digits str.isdigit() takes and int() refuses (a superscript two) or reads (Arabic-Indic): an
     # internal error, or a shard nobody wrote in ASCII
@@ -175,11 +263,16 @@ def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_i
         ("²/4", '--shard must look like I/N (e.g. 2/4), got "²/4"'),
         ("١/٢", '--shard must look like I/N (e.g. 2/4), got "١/٢"'),
     ):
-        odd = evalkit_cli("run", SET, "--provider", "app", "--shard", shard, "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+        odd = evalkit_cli(
+            "run", SET, "--provider", "app", "--shard", shard, "--run-id", "k", "--database", "sqlite:///k.db", env=env
+        )
         assert odd.code == 2 and message in odd.stderr, odd.stderr
     counted = evalkit_cli(
         "run", SET, "--provider", "app", "--shard", "auto", "--run-id", "k", "--database", "sqlite:///k.db",
         env={**env, "EVALKIT_SHARD_COUNT": "²"},
     )  # fmt: skip
-    assert counted.code == 2 and "EVALKIT_SHARD_COUNT='²', which is not a whole number from 0 to 999,999,999" in counted.stderr
+    assert (
+        counted.code == 2
+        and "EVALKIT_SHARD_COUNT='²', which is not a whole number from 0 to 999,999,999" in counted.stderr
+    )
     assert not (project / "k.db").exists()

@@ -79,6 +79,20 @@ def test_compare_refuses_unknown_runs_runs_of_two_sets_and_bad_tolerances(evalki
     assert bad.code == 2 and "must be a finite number in 0..1" in bad.stderr
 
 
+def test_a_run_compared_with_itself_is_refused(evalkit_cli, two_runs) -> None:
+    """`evalkit compare A A` (one id pasted twice) printed a comparison, "inconclusive" under the
+    paired gate, and failed the gate under --fail-on-inconclusive: it compared nothing."""
+    base, _ = two_runs
+    for extra in ((), ("--fail-on-inconclusive",)):
+        result = evalkit_cli("compare", base, base, *extra)
+        assert result.code == 2, result.stdout + result.stderr
+        assert (
+            f"BASE and RUN are both run {base}: a run compared with itself tells nothing; name two runs"
+            in result.stderr
+        )
+        assert "Inconclusive" not in result.stdout
+
+
 def test_retrieval_runs_at_different_k_compare_their_hit_rates_only(evalkit_cli, project, tmp_path) -> None:
     # MRR@10, recall@10 and nDCG@10 of the base were compared with the run's @5 values, labelled
     # "@5" on both sides: a "significant drop" that was only the cut-off, a regression under a

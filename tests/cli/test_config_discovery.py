@@ -122,6 +122,70 @@ def test_global_options_go_before_or_after_the_subcommand(evalkit_cli, project: 
     assert clash.code == 2 and "--database is given twice" in clash.stderr
 
 
+def test_an_option_given_twice_with_different_values_is_refused_wherever_it_stands(evalkit_cli, project: Path) -> None:
+    """click keeps an option's last value: `run --config a.toml --config b.toml` read b.toml, and
+    `--privacy metadata … --privacy full` (a wrapper's flag, then the user's) stored whole answers,
+    exit 0, while `--config a.toml run --config b.toml` was refused. Every single-valued option
+    given twice with different values is refused now, before anything runs; the same value twice,
+    and a repeatable option (--provider, --report), are taken."""
+    _project(project)
+    other = _project(project / "other")
+    refused = {
+        (
+            "run",
+            "evalkit.smoke",
+            "--config",
+            str(project / "evalkit.toml"),
+            "--config",
+            str(other / "evalkit.toml"),
+        ): "--config is given twice with different values",
+        (
+            "run",
+            "evalkit.smoke",
+            "--privacy",
+            "metadata",
+            "--priv=full",
+        ): '--privacy is given twice with different values ("metadata" and "full"); give it once',
+        (
+            "history",
+            "evalkit.smoke",
+            "--limit",
+            "3",
+            "--limit",
+            "4",
+        ): '--limit is given twice with different values ("3" and "4")',
+    }
+    for argv, message in refused.items():
+        result = evalkit_cli(*argv)
+        assert result.code == 2 and message in result.stderr, (argv, result.stderr)
+    assert not (project / ".evalkit").exists()  # nothing ran
+    same = evalkit_cli("run", "evalkit.smoke", "--privacy", "metadata", "--privacy=metadata", "--json")
+    assert same.code == 0, same.stderr
+    assert same.json()["privacy"] == "metadata"
+
+
+def test_a_mistyped_privacy_level_gets_a_suggestion_from_the_file_and_the_library(evalkit_cli, project: Path) -> None:
+    """`privacy = "ful"` in evalkit.toml, and `evaluate_set(privacy="redact")`, named the levels
+    without the one meant, as `--privacy ful` and `[gate] method = "pared"` already did."""
+    _project(project, 'privacy = "ful"\n')
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2
+    assert (
+        "evalkit.toml: privacy must be one of metadata, redacted, full, got 'ful'. Did you mean \"full\"?"
+        in result.stderr
+    )
+    from evalkit.config import privacy_refusal
+
+    assert (
+        privacy_refusal("redact")
+        == "privacy must be one of metadata, redacted, full, got 'redact'. Did you mean \"redacted\"?"
+    )
+    assert (
+        privacy_refusal(3) == "privacy must be one of metadata, redacted, full, got 3"
+        and privacy_refusal("full") is None
+    )
+
+
 def test_a_mistyped_subcommand_or_option_gets_a_suggestion(evalkit_cli) -> None:
     command = evalkit_cli("histroy", "x")
     assert command.code == 2 and 'Did you mean "history"?' in command.stderr

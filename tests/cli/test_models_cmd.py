@@ -141,6 +141,10 @@ def test_no_configured_instance_is_a_usage_error_with_a_hint(evalkit_cli, projec
     [
         (["--policy", "bogus"], "Option \"--policy\": unknown routing policy 'bogus'; choose one of provider_priority"),
         (["--policy", ""], "unknown routing policy"),
+        (
+            ["--policy", "balanc"],
+            'choose one of provider_priority, balanced, quality, economy. Did you mean "balanced"?',
+        ),
         (["--min-quality", "nan"], 'Option "--min-quality" must be a finite number in 0..1'),
         (["--min-quality", "1.5"], 'Option "--min-quality" must be a finite number in 0..1'),
         (["--min-quality", "-0.1"], 'Option "--min-quality" must be a finite number in 0..1'),
@@ -152,7 +156,9 @@ def test_no_configured_instance_is_a_usage_error_with_a_hint(evalkit_cli, projec
         (["--capability", " "], "--capability needs a capability name"),
     ],
 )
-def test_bad_options_exit_2_before_anything_is_opened(evalkit_cli, project: Path, args: list[str], message: str) -> None:
+def test_bad_options_exit_2_before_anything_is_opened(
+    evalkit_cli, project: Path, args: list[str], message: str
+) -> None:
     (project / "evalkit.toml").write_text(
         'database = "sqlite:///.evalkit/results.db"\n\n' + replay_instance("alpha", "m"), encoding="utf-8"
     )

@@ -59,6 +59,30 @@ def test_a_bad_report_option_is_refused_before_anything_runs(cli, project, value
     assert run_ids(project) == []
 
 
+def test_a_report_path_that_can_never_be_written_is_refused_before_anything_runs(cli, project) -> None:
+    """`--report html:reports` with reports/ a folder (or a path under a file) answered every
+    prompt, stored the run, then failed to write the report, exit 0: CI's test tab stayed empty
+    after a whole paid run. Such a path is refused first, exit 2, on every command taking it."""
+    answer_hostile(project)
+    (project / "reports").mkdir()
+    (project / "a-file").write_text("not a folder")
+    refused = {
+        "html:reports": "the html report cannot be written to reports: it is a folder; give a file's path",
+        "junit:a-file/results.xml": "the junit report cannot be written to a-file/results.xml: it cannot be made: a-file is a file, not a folder",
+        "junit:a-file/deeper/results.xml": "it cannot be made: a-file is a file, not a folder",
+    }
+    for value, message in refused.items():
+        result = cli("run", SET, "--provider", "app", "--report", value)
+        assert result.code == 2 and message in result.stderr, (value, result.stderr)
+        assert "internal error" not in result.stderr
+    assert run_ids(project) == []
+    assert cli("run", SET, "--provider", "app").code == 0
+    (run_id,) = run_ids(project)
+    later = cli("report", run_id, "-o", "reports")
+    assert later.code == 2 and "the html report cannot be written to reports: it is a folder" in later.stderr
+    assert sorted(p.name for p in (project / "reports").iterdir()) == []
+
+
 def test_a_failing_reporter_is_named_and_changes_neither_the_run_nor_its_exit_code(cli, project) -> None:
     answer_hostile(project)
     assert cli("run", SET, "--provider", "app").code == 0
@@ -88,9 +112,8 @@ def test_report_exits_3_when_the_report_it_was_asked_for_cannot_be_made(cli, pro
     answer_hostile(project)
     assert cli("run", SET, "--provider", "app").code == 0
     (run_id,) = run_ids(project)
-    (project / "a-file").write_text("not a folder")
-
-    unwritable = cli("report", run_id, "-o", "a-file/report.html")
+    # /dev/full takes the report's name and refuses its bytes: only writing tells.
+    unwritable = cli("report", run_id, "-o", "/dev/full")
     assert unwritable.code == 3
     assert 'evalkit: error: reporter "html" failed: ' in unwritable.stderr
     assert "(the stored run is unchanged)" in unwritable.stderr and "exit code" not in unwritable.stderr
@@ -101,11 +124,11 @@ def test_report_exits_3_when_the_report_it_was_asked_for_cannot_be_made(cli, pro
     # A gate that failed keeps its own code, the more important news, under --fail-on-regression.
     answer_hostile(project, failing=HOSTILE_IDS[:2])
     assert cli("run", SET, "--provider", "app").code == 0
-    regressed = cli("report", run_ids(project)[-1], "--fail-on-regression", "-o", "a-file/r.html")
+    regressed = cli("report", run_ids(project)[-1], "--fail-on-regression", "-o", "/dev/full")
     assert regressed.code == 1 and 'reporter "html" failed' in regressed.stderr
     assert cli("show", run_id, "--json").json()["status"] == "complete"
     # --report extras fail the same way, and the help says so (it said "does not change the exit code")
-    extra = cli("report", run_id, "-o", "fine.html", "--report", "junit:a-file/results.xml")
+    extra = cli("report", run_id, "-o", "fine.html", "--report", "junit:/dev/full")
     assert extra.code == 3 and 'reporter "junit" failed' in extra.stderr
     helped = " ".join(cli("report", "--help").stdout.split())
     assert "A failing reporter is named on stderr and makes the command exit 3" in helped
@@ -150,7 +173,19 @@ def test_compare_writes_reports_of_the_run_against_the_base(cli, project) -> Non
     answer_hostile(project, failing=HOSTILE_IDS[:1])
     cli("run", SET, "--provider", "app")
     base, run = run_ids(project)
-    result = cli("compare", base, run, "--report", "markdown:cmp.md", "--report", "junit:cmp.xml", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    result = cli(
+        "compare",
+        base,
+        run,
+        "--report",
+        "markdown:cmp.md",
+        "--report",
+        "junit:cmp.xml",
+        "--max-pass-rate-drop",
+        "0.5",
+        "--max-mean-score-drop",
+        "0.5",
+    )
     assert result.code == 0, result.stderr
     markdown = (project / "cmp.md").read_text()
     assert markdown.startswith(f"**✅ PASSED** — reportkit\\.hostile, run {run.replace('-', chr(92) + '-')}")
@@ -160,7 +195,18 @@ def test_compare_writes_reports_of_the_run_against_the_base(cli, project) -> Non
 
 def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli, project) -> None:
     answer_hostile(project)
-    shard = cli("run", SET, "--provider", "app", "--shard", "1/2", "--run-id", "pipeline-41", "--database", "sqlite:///.evalkit/results.db")
+    shard = cli(
+        "run",
+        SET,
+        "--provider",
+        "app",
+        "--shard",
+        "1/2",
+        "--run-id",
+        "pipeline-41",
+        "--database",
+        "sqlite:///.evalkit/results.db",
+    )
     assert shard.code == 0, shard.stderr
     pending = cli("report", "pipeline-41", "--format", "markdown", "-o", "pending.md", "--fail-on-regression")
     assert pending.code == 1
@@ -174,7 +220,11 @@ def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli
     never = cli("report", "pipeline-42", "--wait", "--timeout", "0.5s", "--poll", "0.1s")
     assert never.code == 3 and "run pipeline-42 did not appear in the store within 0.5 s" in never.stderr
     bad = cli("report", "pipeline-41", "--wait", "--timeout", "soon")
-    assert bad.code == 2 and '--timeout must be a duration from 1 ms to 7 days (' in bad.stderr and 'got "soon"' in bad.stderr
+    assert (
+        bad.code == 2
+        and "--timeout must be a duration from 1 ms to 7 days (" in bad.stderr
+        and 'got "soon"' in bad.stderr
+    )
 
 
 def test_a_report_goes_into_a_pipe_a_link_or_standard_output_without_replacing_it(cli, project) -> None:

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-SMOKE_IDS = ["capital-of-france", "two-plus-two", "opening-hours", "contact-json", "receipt-deadline", "colleague-claims", "echo-token"]
+SMOKE_IDS = [
+    "capital-of-france",
+    "two-plus-two",
+    "opening-hours",
+    "contact-json",
+    "receipt-deadline",
+    "colleague-claims",
+    "echo-token",
+]
 
 
 def stored_runs(project: Path) -> list[tuple]:
@@ -19,7 +27,9 @@ def stored_runs(project: Path) -> list[tuple]:
         tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
         if "evalkit_run" not in tables:
             return []
-        return conn.execute("select id, status, grader, verified, passed_count, answered_count from evalkit_run order by started_at").fetchall()
+        return conn.execute(
+            "select id, status, grader, verified, passed_count, answered_count from evalkit_run order by started_at"
+        ).fetchall()
 
 
 def write_replay(project: Path, answers: dict[str, str], model: str = "my-app-2025-01") -> None:
@@ -30,7 +40,14 @@ def write_replay(project: Path, answers: dict[str, str], model: str = "my-app-20
     )
 
 
-ARITH_GOOD = {"add-2-2": "4", "add-7-5": "12", "add-12-30": "42", "add-99-1": "100", "times-table": "42", "json-sum": '{"sum": 7}'}
+ARITH_GOOD = {
+    "add-2-2": "4",
+    "add-7-5": "12",
+    "add-12-30": "42",
+    "add-99-1": "100",
+    "times-table": "42",
+    "json-sum": '{"sum": 7}',
+}
 
 
 def test_smoke_run_stores_a_baseline_and_the_second_run_compares(evalkit_cli, project) -> None:
@@ -58,10 +75,19 @@ def test_json_output_is_one_document(evalkit_cli) -> None:
     assert document["set"] == "evalkit.smoke"
     assert document["pass_rate"] == 1.0 and document["mean_score"] == 1.0
     assert [c["id"] for c in document["cases"]] == SMOKE_IDS
-    assert {c["name"] for c in document["cases"][2]["checks"]} == {"stated_the_fact", "matches_pattern", "avoided_known_error"}
+    assert {c["name"] for c in document["cases"][2]["checks"]} == {
+        "stated_the_fact",
+        "matches_pattern",
+        "avoided_known_error",
+    }
     assert document["verdict"]["state"] == "no_regression"
     assert document["baseline_id"] and document["verdict"]["regressed"] is False
-    assert document["identity"] == {"version": 1, "provider_instance": "reference", "model_alias": "reference", "reported_model": "reference"}
+    assert document["identity"] == {
+        "version": 1,
+        "provider_instance": "reference",
+        "model_alias": "reference",
+        "reported_model": "reference",
+    }
     assert "serving" not in (document.get("metrics") or {}), "no echoed-alias note for the reference self-check"
 
 
@@ -72,7 +98,7 @@ def test_regression_is_flagged_with_the_cases_that_broke_first(evalkit_cli, proj
     gated = evalkit_cli("run", "arith.basic", "--fail-on-regression")
     assert gated.code == 1, gated.stdout + gated.stderr
     out = gated.stdout
-    check_section = out[out.index("Regression check"):]
+    check_section = out[out.index("Regression check") :]
     assert check_section.index("add-7-5") < check_section.index("Regression: pass rate dropped 33.3 pp")
     assert "times-table" in check_section
     assert "Quality regression detected" in out
@@ -86,13 +112,17 @@ def test_a_drop_equal_to_the_tolerance_passes_the_gate(evalkit_cli, project) -> 
     write_replay(project, units)
     assert evalkit_cli("run", "arith.units").code == 0
     write_replay(project, {**units, "hours-in-week": "about a week"})  # pass rate 1 -> 1/2, mean 1 -> 1/2
-    equal = evalkit_cli("run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "5e-1")
+    equal = evalkit_cli(
+        "run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "5e-1"
+    )
     assert equal.code == 0, equal.stdout
     assert "No regression: pass rate -50.0 pp, mean score -0.500" in equal.stdout
     write_replay(project, units)
     assert evalkit_cli("run", "arith.units").code == 0
     write_replay(project, {**units, "hours-in-week": "about a week"})
-    beyond = evalkit_cli("run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.4999", "--max-mean-score-drop", "1")
+    beyond = evalkit_cli(
+        "run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.4999", "--max-mean-score-drop", "1"
+    )
     assert beyond.code == 1
     assert "Regression: pass rate dropped 50.0 pp beyond the configured tolerance" in beyond.stdout
 
@@ -125,10 +155,15 @@ def test_a_set_file_path_given_as_the_set_names_the_identifier_it_declares(evalk
     question = evalkit_cli("retrieval", "evals/mine.yaml")
     assert question.code == 2 and "(evalkit retrieval myapp.faq)" in question.stderr
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
-    (project / "evals" / "mine.yaml").write_text("identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n")
+    (project / "evals" / "mine.yaml").write_text(
+        "identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n"
+    )
     listed = evalkit_cli("run", "evals/mine.yaml")
     assert listed.code == 2
-    assert 'it declares the set "myapp.faq", which is known: run it by that identifier (evalkit run myapp.faq)' in listed.stderr
+    assert (
+        'it declares the set "myapp.faq", which is known: run it by that identifier (evalkit run myapp.faq)'
+        in listed.stderr
+    )
     assert stored_runs(project) == []
 
 
@@ -142,7 +177,9 @@ def test_a_set_file_path_given_as_the_set_names_the_identifier_it_declares(evalk
         ("mine.jsonl", '{"identifier": "myapp.faq", "name": "FAQ"}\n{"id": "a", "prompt": "hi"}\n', "myapp.faq"),
     ],
 )
-def test_a_jsonl_set_file_path_is_named_by_the_identifier_the_loader_gives_it(evalkit_cli, project, file_name, content, declared) -> None:
+def test_a_jsonl_set_file_path_is_named_by_the_identifier_the_loader_gives_it(
+    evalkit_cli, project, file_name, content, declared
+) -> None:
     # `evalkit run myapp.faq.jsonl` (no header line) gave the generic hint, though the file holds the set myapp.faq
     (project / file_name).write_text(content)
     result = evalkit_cli("run", file_name)
@@ -155,7 +192,10 @@ def test_a_jsonl_set_file_whose_name_is_no_identifier_gets_the_generic_hint(eval
     (project / "My FAQ.jsonl").write_text('{"id": "a", "prompt": "hi"}\n')
     result = evalkit_cli("run", "My FAQ.jsonl")
     assert result.code == 2
-    assert "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare." in result.stderr
+    assert (
+        "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare."
+        in result.stderr
+    )
 
 
 @pytest.mark.parametrize("content", [b"name: no identifier\n", b"\xff\xfe" + b"x" * 200_000])
@@ -163,7 +203,10 @@ def test_a_set_file_path_without_a_readable_identifier_gets_the_generic_hint(eva
     (project / "odd.yaml").write_bytes(content)
     result = evalkit_cli("run", "odd.yaml")
     assert result.code == 2
-    assert "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare." in result.stderr
+    assert (
+        "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare."
+        in result.stderr
+    )
 
 
 def test_a_fifo_given_as_the_set_is_not_read_for_the_hint(evalkit_cli, project) -> None:
@@ -190,10 +233,16 @@ def test_an_unknown_set_names_the_providers_switched_off(evalkit_cli, project) -
         ("replay", ("run", "arith.basic"), 'Unknown generator "replay"'),  # [providers.my-app] adapter = "replay"
         ("replay", ("run", "arith.basic", "--provider", "replay"), 'Unknown provider "replay"'),
         ("evalkit-golden:decision", ("run", "arith.basic", "--grader", "decision"), 'Unknown grader "decision"'),
-        ("evalkit.lexical", ("retrieval", "evalkit_stdlib.docs", "--deployment", "demo"), 'Unknown retriever "evalkit.lexical"'),
+        (
+            "evalkit.lexical",
+            ("retrieval", "evalkit_stdlib.docs", "--deployment", "demo"),
+            'Unknown retriever "evalkit.lexical"',
+        ),
     ],
 )
-def test_an_unknown_plugin_names_the_switch_that_turned_it_off(evalkit_cli, project, switched_off, args, unknown) -> None:
+def test_an_unknown_plugin_names_the_switch_that_turned_it_off(
+    evalkit_cli, project, switched_off, args, unknown
+) -> None:
     """A generator, grader or retriever EVALKIT_DISABLE_PLUGINS switches off was a bare "Unknown
     generator" (with a table to define a provider "replay" of adapter "openai"), as a set was before."""
     write_replay(project, ARITH_GOOD)
@@ -242,6 +291,18 @@ def test_unknown_provider_lists_instances_and_adapters(evalkit_cli, project) -> 
     assert result.code == 2
     assert 'Unknown provider "nope"' in result.stderr
     assert "my-app (configured)" in result.stderr and "replay" in result.stderr
+
+
+def test_a_misspelt_adapter_key_is_named_with_the_key_meant(evalkit_cli, project) -> None:
+    """`adaptr = "replay"` was told `needs adapter = "<generator name>"`, as if nothing was written."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadaptr = "replay"\nmodel = "m"\n')
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2
+    assert (
+        '[providers.x] needs adapter = "<generator name>", e.g. "openai" ("adaptr" is no key of it: did you mean adapter?)'
+        in result.stderr
+    )
+    assert stored_runs(project) == []
 
 
 def test_broken_config_is_a_clear_error(evalkit_cli, project) -> None:
@@ -297,19 +358,29 @@ def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, proj
     [
         (b'{"id": "add-2-2", "text": "caf\xe9"}\n', "not UTF-8 text (invalid continuation byte at byte "),
         (b"[" * 100_000 + b"]" * 100_000 + b"\n", "line 7: not JSON (nested too deeply: line 1 column 501 (char 500))"),
-        (b'{"id": "add-2-2", "text": "4", "abstained": "no"}\n', 'line 7: "model" must be a string or null, "abstained" true, false or null'),
+        (
+            b'{"id": "add-2-2", "text": "4", "abstained": "no"}\n',
+            'line 7: "model" must be a string or null, "abstained" true, false or null',
+        ),
         # a second answer to one prompt: the last line won, and nothing said which answer was graded
         (b'{"id": "add-2-2", "text": "5"}\n', "line 7: id 'add-2-2' is answered again (first on line "),
         # a key written twice: the last "id" won, so the line answered another prompt, unsaid
-        (b'{"id": "add-2-2", "text": "5", "id": "nothing"}\n', 'line 7: not JSON (key "id" appears more than once: line 1 column 32'),
+        (
+            b'{"id": "add-2-2", "text": "5", "id": "nothing"}\n',
+            'line 7: not JSON (key "id" appears more than once: line 1 column 32',
+        ),
     ],
 )
-def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project, tail: bytes, reason: str) -> None:
+def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(
+    evalkit_cli, project, tail: bytes, reason: str
+) -> None:
     write_replay(project, ARITH_GOOD)
     (project / "answers.jsonl").write_bytes((project / "answers.jsonl").read_bytes() + tail)
     result = evalkit_cli("run", "arith.basic")
     assert result.code == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith(f'evalkit: error: provider instance "my-app" ("replay"): replay file {project / "answers.jsonl"}'), result.stderr
+    assert result.stderr.startswith(
+        f'evalkit: error: provider instance "my-app" ("replay"): replay file {project / "answers.jsonl"}'
+    ), result.stderr
     assert reason in result.stderr, result.stderr
 
 
@@ -321,7 +392,12 @@ def test_configuration_in_pyproject_tool_evalkit(evalkit_cli, project) -> None:
     )
     result = evalkit_cli("run", "arith.basic", "--json")
     assert result.code == 0, result.stderr
-    assert result.json()["identity"] == {"version": 1, "provider_instance": "app", "model_alias": "app-v1", "reported_model": "m-1"}
+    assert result.json()["identity"] == {
+        "version": 1,
+        "provider_instance": "app",
+        "model_alias": "app-v1",
+        "reported_model": "m-1",
+    }
 
 
 def test_the_table_lists_what_needs_a_look_and_counts_the_passing_cases(evalkit_cli) -> None:

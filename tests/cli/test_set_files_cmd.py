@@ -75,14 +75,18 @@ def test_mistakes_in_set_files_refuse_the_run_listing_every_one_and_store_nothin
     assert "the set files are invalid (3 problems)" in result.stderr
     assert "evals/broken.yaml:7:16: prompt 'a': assertions[0].regex: invalid regular expression" in result.stderr
     assert "evals/broken.yaml:8:9: prompt 'a': id: id 'a' is already used by prompts[0]" in result.stderr
-    assert "evals/broken.yaml:11:20: prompt 'a': assertions[0].max_words: 'zero' is not of type 'integer'" in result.stderr
+    assert (
+        "evals/broken.yaml:11:20: prompt 'a': assertions[0].max_words: 'zero' is not of type 'integer'" in result.stderr
+    )
     assert stored_runs(project) == 0
     assert evalkit_cli("run", "evalkit.smoke").code == 0  # other providers' sets still run
 
 
 def test_a_tag_with_a_line_break_is_refused_at_its_line_and_a_space_is_kept(evalkit_cli, project: Path) -> None:
     # "provider:a b\nc:d" was taken, and printed as two tags; "North America" is a tag as meant.
-    tagged = GOOD.replace("    reference: Paris\n", '    reference: Paris\n    tags: [North America, "provider:a b\\nc:d"]\n')
+    tagged = GOOD.replace(
+        "    reference: Paris\n", '    reference: Paris\n    tags: [North America, "provider:a b\\nc:d"]\n'
+    )
     project_with(project, {"faq.yaml": tagged})
     result = evalkit_cli("validate", "evals/faq.yaml")
     assert result.code == 2, result.stdout
@@ -116,7 +120,7 @@ def test_validate_checks_configured_files_and_installed_sets(evalkit_cli, projec
     result = evalkit_cli("validate")
     assert result.code == 0, result.stderr
     assert "ok  evals/faq.yaml" in result.stdout and "ok  set myapp.faq (1 prompt)" in result.stdout
-    assert "ok  set arith.basic (6 prompts) from \"arith\" (evalkit-set-arith 0.1.0)" in result.stdout
+    assert 'ok  set arith.basic (6 prompts) from "arith" (evalkit-set-arith 0.1.0)' in result.stdout
     assert "ok  set evalkit_stdlib.docs" in result.stdout
 
 
@@ -134,13 +138,19 @@ def test_validate_reports_every_problem_as_json_with_positions(evalkit_cli, proj
 
 
 def test_validate_named_files_folders_and_sets(evalkit_cli, project: Path) -> None:
-    (project / "one.json").write_text(json.dumps({"identifier": "x.one", "name": "One", "prompts": [{"id": "p", "prompt": "q", "reference": "r"}]}))
+    (project / "one.json").write_text(
+        json.dumps({"identifier": "x.one", "name": "One", "prompts": [{"id": "p", "prompt": "q", "reference": "r"}]})
+    )
     folder = project / "more"
     folder.mkdir()
     (folder / "two.yaml").write_text(GOOD)
     result = evalkit_cli("validate", "one.json", "more", "arith.basic")
     assert result.code == 0, result.stderr
-    assert "set x.one (1 prompt)" in result.stdout and "set myapp.faq" in result.stdout and "set arith.basic" in result.stdout
+    assert (
+        "set x.one (1 prompt)" in result.stdout
+        and "set myapp.faq" in result.stdout
+        and "set arith.basic" in result.stdout
+    )
     missing = evalkit_cli("validate", "no.such_set", "absent.yaml")
     assert missing.code == 2
     assert "no.such_set: is neither a file nor an installed set" in missing.stderr
@@ -174,12 +184,80 @@ def test_the_schema_accepts_the_smoke_set_written_as_a_file(evalkit_cli) -> None
 
     schema = json.loads(evalkit_cli("schema", "golden-set").stdout)
     document = {
-        "identifier": "a.b", "name": "N",
-        "prompts": [{"id": "p", "prompt": "q", "assertions": [{"refusal": True}, {"cites_any": ["x"], "name": "cited"}]}],
+        "identifier": "a.b",
+        "name": "N",
+        "prompts": [
+            {"id": "p", "prompt": "q", "assertions": [{"refusal": True}, {"cites_any": ["x"], "name": "cited"}]}
+        ],
     }
     assert list(Draft202012Validator(schema).iter_errors(document)) == []
     assert list(Draft202012Validator(schema).iter_errors({"sets": [document, document]})) == []
     assert list(Draft202012Validator(schema).iter_errors({"sets": [document], "name": "stray"}))
+
+
+def test_sets_paths_of_the_wrong_shape_is_a_configuration_error_for_every_command(evalkit_cli, project: Path) -> None:
+    """`paths = "evals/*.yaml"` (text, not a list) was left to the file set provider: `run` of the
+    file's set said `Unknown golden prompt set`, the cause under it as the provider's crash
+    (`ConfigError in golden_prompt_sets()`), and a run of an installed set went on."""
+    (project / "evals").mkdir()
+    (project / "evals" / "faq.yaml").write_text(GOOD)
+    (project / "evalkit.toml").write_text('[sets]\npaths = "evals/*.yaml"\n')
+    message = (
+        "evalkit.toml: [sets] paths must be a list of file patterns, like [\"evals/*.yaml\"], got str 'evals/*.yaml'"
+    )
+    for argv in (("run", "myapp.faq"), ("run", "evalkit.smoke"), ("list", "sets"), ("validate",)):
+        result = evalkit_cli(*argv)
+        assert result.code == 2 and message in result.stderr, (argv, result.stderr)
+        assert "Unknown golden prompt set" not in result.stderr and "golden_prompt_sets()" not in result.stderr
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml", ""]\nallow_outside = "/srv"\n')
+    both = evalkit_cli("validate")
+    assert both.code == 2 and "evalkit.toml holds what evalkit cannot read:" in both.stderr
+    assert 'paths must be a list of file patterns, like ["evals/*.yaml"], got a list of 2 items' in both.stderr
+    assert (
+        "allow_outside must be a list of folders or globs, like [\"/srv/shared-evals\"], got str '/srv'" in both.stderr
+    )
+    assert not (project / ".evalkit").exists()
+
+
+def test_an_id_with_nothing_visible_is_named_at_its_line(evalkit_cli, project: Path) -> None:
+    """An id of a zero-width space or a space passed the file's own checks and was caught by the
+    kernel's net only: `evals/x.yaml:1:1: set "x.ws", prompt "#1": field id must be …`, at the set's
+    first line, whatever line the id was on; in a question set and a JSONL file too."""
+    (project / "evals").mkdir()
+    (project / "evals" / "x.yaml").write_text(
+        "identifier: x.ws\nname: n\nprompts:\n  - {id: ok, prompt: p, assertions: [{contains: x}]}\n"
+        '  - {id: "\\u200b", prompt: p, assertions: [{contains: x}]}\n  - {id: " ", prompt: p, assertions: [{contains: x}]}\n'
+    )
+    (project / "evals" / "q.jsonl").write_text(
+        '{"identifier": "x.q", "name": "n"}\n{"id": "\\t", "question": "q", "expected_document_ids": []}\n'
+    )
+    result = evalkit_cli("validate", "--json", "evals")
+    assert result.code == 2, result.stderr
+    found = {(p["file"], p["line"], p["column"], p["path"], p["reason"]) for p in result.json()["problems"]}
+    nothing = "has nothing visible in it (only whitespace, control or invisible characters)"
+    assert found == {
+        ("evals/x.yaml", 5, 10, "prompts[1].id", f"id '\\u200b' {nothing}"),
+        ("evals/x.yaml", 6, 10, "prompts[2].id", f"id ' ' {nothing}"),
+        ("evals/q.jsonl", 2, 8, "questions[0].id", f"id '\\t' {nothing}"),
+    }
+
+
+def test_an_empty_set_file_is_called_empty_in_every_format(evalkit_cli, project: Path) -> None:
+    """A set file just made (`touch evals/new.yaml`) was told `null is not of type 'object'` in
+    YAML, `JSON syntax: Expecting value` in JSON, `prompts: [] should be non-empty` in JSON Lines
+    and three missing keys in TOML: four readers' ways of saying the file is empty."""
+    (project / "evals").mkdir()
+    files = {"new.yaml": "", "new.json": "  \n\n", "new.jsonl": "\n", "new.toml": "", "notes.yml": "# to do\n# later\n"}
+    for name, text in files.items():
+        (project / "evals" / name).write_text(text)
+    result = evalkit_cli("validate", "--json", *(f"evals/{name}" for name in files))
+    assert result.code == 2, result.stderr
+    reasons = {problem["file"]: problem["reason"] for problem in result.json()["problems"]}
+    holds = "a set file holds a set: identifier, name, and prompts (or questions); see docs/sets.md"
+    assert reasons == {
+        **{f"evals/{name}": f"is empty; {holds}" for name in ("new.yaml", "new.json", "new.jsonl", "new.toml")},
+        "evals/notes.yml": f"holds no YAML document, only comments; {holds}",
+    }
 
 
 def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_cli, project: Path) -> None:
@@ -189,7 +267,11 @@ def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_
         assert (project / name).is_file()
         assert f"wrote {name}" in result.stdout
     commands = [line.split("#")[0].strip() for line in result.stdout.split("Next:")[1].strip().splitlines()]
-    assert commands == ["evalkit validate", "evalkit run starter.faq --provider recorded", "evalkit history starter.faq"]
+    assert commands == [
+        "evalkit validate",
+        "evalkit run starter.faq --provider recorded",
+        "evalkit history starter.faq",
+    ]
     for command in commands:
         done = evalkit_cli(*command.split()[1:])
         assert done.code == 0, (command, done.stdout, done.stderr)
@@ -249,8 +331,29 @@ def test_init_into_what_cannot_be_a_project_folder_is_a_usage_error_leaving_noth
     (project / "half").mkdir()
     (project / "half" / "evals").write_text("a file where the starter's evals/ folder goes")
     half = evalkit_cli("init", "half")
-    assert half.code == 2 and "evalkit init cannot write into half" in half.stderr, half.stderr
-    assert not (project / "half" / "evalkit.toml").exists()  # the file written first is taken back
+    assert half.code == 2, half.stderr
+    assert "writes nothing: half/evals/example.yaml cannot be made: half/evals is a file, not a folder" in half.stderr
+    assert not (project / "half" / "evalkit.toml").exists()
+
+
+def test_init_that_cannot_finish_names_the_file_in_its_way_and_leaves_no_folder_behind(
+    evalkit_cli, project: Path
+) -> None:
+    """With `recorded` a file, `evalkit init` said "cannot write into .: File exists" (naming the
+    folder, not the file) and left the evals/ folder it had made; a DIR it made for a name too long
+    stayed too."""
+    (project / "recorded").write_text("my notes")
+    result = evalkit_cli("init")
+    assert result.code == 2, result.stderr
+    assert (
+        "evalkit init writes nothing: recorded/example-answers.jsonl cannot be made: recorded is a file, not a folder; "
+        "move the file away or choose another DIR"
+    ) in result.stderr
+    assert sorted(p.name for p in project.iterdir() if p.name != ".evalkit") == ["recorded"]
+    assert (project / "recorded").read_text() == "my notes"
+    too_long = evalkit_cli("init", "new/" + "x" * 300)
+    assert too_long.code == 2 and "cannot write into new/xxx" in too_long.stderr
+    assert not (project / "new").exists()
 
 
 def test_help_and_list_import_neither_yaml_nor_jsonschema_nor_plugins(project: Path) -> None:
@@ -286,7 +389,9 @@ def test_a_question_set_file_runs_through_evalkit_retrieval(evalkit_cli, project
     assert result.json()["status"] == "complete"
 
 
-def test_a_hard_class_of_a_million_characters_is_refused_before_the_retriever_is_asked(evalkit_cli, project: Path) -> None:
+def test_a_hard_class_of_a_million_characters_is_refused_before_the_retriever_is_asked(
+    evalkit_cli, project: Path
+) -> None:
     # It named a row of the by-class table and was stored whole in every run's metrics (1 MB a run,
     # a megabyte more for each distinct class), where a question id is held to 1,000 characters.
     sprawling = QUESTIONS.replace("hard_class: wording", "hard_class: " + "w" * 1_000_000)
@@ -296,7 +401,10 @@ def test_a_hard_class_of_a_million_characters_is_refused_before_the_retriever_is
         fh.write('\n[deployments.local.retrievers."evalkit.lexical"]\ncorpus = "pages.jsonl"\n')
     result = evalkit_cli("retrieval", "myapp.help", "evalkit.lexical", "--deployment", "local")
     assert result.code == 2, result.stdout + result.stderr
-    assert 'question "invoices": field hard_class is 1,000,000 characters long, more than the 1,000 allowed' in result.stderr
+    assert (
+        'question "invoices": field hard_class is 1,000,000 characters long, more than the 1,000 allowed'
+        in result.stderr
+    )
     assert stored_runs(project) == 0
 
 
@@ -314,7 +422,7 @@ def test_a_sets_path_holding_nul_is_a_problem_not_a_crash(evalkit_cli, project: 
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals\\u0000/*.yaml"]\n', encoding="utf-8")
     result = evalkit_cli("validate")
     assert result.code == 2 and "internal error" not in result.stderr, result.stderr
-    assert "\"evals\\x00/*.yaml\": is named in [sets] paths but holds a NUL character" in result.stderr
+    assert '"evals\\x00/*.yaml": is named in [sets] paths but holds a NUL character' in result.stderr
 
 
 def test_symbolic_links_back_up_the_tree_do_not_hang_a_cloned_project(evalkit_cli, project: Path) -> None:
@@ -342,9 +450,15 @@ def test_files_saved_with_a_utf8_byte_order_mark_are_read(evalkit_cli, project: 
     (project / "evals" / "more.json").write_text(json.dumps(
         {"identifier": "starter.more", "name": "M", "prompts": [{"id": "p", "prompt": "q", "reference": "r"}]}
     ))  # fmt: skip
-    (project / "evals" / "more.toml").write_text('identifier = "starter.toml"\nname = "T"\n[[prompts]]\nid = "p"\nprompt = "q"\nreference = "r"\n')
+    (project / "evals" / "more.toml").write_text(
+        'identifier = "starter.toml"\nname = "T"\n[[prompts]]\nid = "p"\nprompt = "q"\nreference = "r"\n'
+    )
     config = project / "evalkit.toml"
-    config.write_text(config.read_text().replace('paths = ["evals/*.yaml"]', 'paths = ["evals/*.yaml", "evals/*.json", "evals/*.toml"]'))
+    config.write_text(
+        config.read_text().replace(
+            'paths = ["evals/*.yaml"]', 'paths = ["evals/*.yaml", "evals/*.json", "evals/*.toml"]'
+        )
+    )
     for path in [project / "evalkit.toml", *sorted((project / "evals").iterdir())]:
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     checked = evalkit_cli("validate")
@@ -377,7 +491,8 @@ def test_init_keeps_answers_for_review_and_its_set_passes_through_a_chat_endpoin
     assert '\nprivacy = "redacted"\n' in config
     with ChatServer(responder=answer) as server:
         (project / "evalkit.toml").write_text(
-            config + f'\n[providers.chat]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "gpt-test"\napi_key_env = ""\n'
+            config
+            + f'\n[providers.chat]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "gpt-test"\napi_key_env = ""\n'
         )
         result = evalkit_cli("run", "starter.faq", "--provider", "chat", "--json")
     assert result.code == 0, result.stderr
@@ -395,7 +510,10 @@ def test_a_prompt_with_more_assertions_than_a_grading_may_hold_checks_is_refused
     project_with(project, {"many.yaml": many})
     checked = evalkit_cli("validate")
     assert checked.code == 2
-    assert 'set "myapp.many", prompt "capital": field assertions holds 1,001 assertions, more than the 1,000 checks' in checked.stdout + checked.stderr
+    assert (
+        'set "myapp.many", prompt "capital": field assertions holds 1,001 assertions, more than the 1,000 checks'
+        in checked.stdout + checked.stderr
+    )
     ran = evalkit_cli("run", "myapp.many")
     assert ran.code == 2 and stored_runs(project) == 0
 
@@ -421,12 +539,16 @@ def test_init_names_a_dangling_evalkit_toml_link(evalkit_cli, project: Path) -> 
 
 
 @pytest.mark.parametrize("paths", ['"evals/*.yaml"', '"evals/**/*.yaml"', '"evals"', '"evals/x.yaml"'])
-def test_a_project_whose_folder_name_reads_as_a_pattern_finds_its_set_files(evalkit_cli, tmp_path: Path, paths: str) -> None:
+def test_a_project_whose_folder_name_reads_as_a_pattern_finds_its_set_files(
+    evalkit_cli, tmp_path: Path, paths: str
+) -> None:
     # A project in proj[1] found no set file: its folder's name was read as a glob pattern (the
     # character class [1]), and a file inside it was "outside the project".
     project = tmp_path / "proj[1]"
     (project / "evals").mkdir(parents=True)
-    (project / "evals" / "x.yaml").write_text("identifier: a.b\nname: x\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n")
+    (project / "evals" / "x.yaml").write_text(
+        "identifier: a.b\nname: x\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n"
+    )
     (project / "evalkit.toml").write_text(f'[sets]\npaths = [{paths}]\nallow_outside = ["data/*"]\n')
     result = evalkit_cli("validate", cwd=project)
     assert result.code == 0, result.stdout + result.stderr

@@ -43,9 +43,13 @@ def test_an_alias_bomb_is_refused_before_anything_expands_it(tmp_path: Path) -> 
 
 
 def test_aliases_that_add_a_bounded_number_of_values_are_fine(tmp_path: Path) -> None:
-    text = HEADER + "prompts:\n" + "".join(
-        f"  - id: p{n}\n    prompt: hi\n    assertions: {'&common [{contains: x}, {max_words: 5}]' if n == 0 else '*common'}\n"
-        for n in range(50)
+    text = (
+        HEADER
+        + "prompts:\n"
+        + "".join(
+            f"  - id: p{n}\n    prompt: hi\n    assertions: {'&common [{contains: x}, {max_words: 5}]' if n == 0 else '*common'}\n"
+            for n in range(50)
+        )
     )
     loaded = load_set_files([write(tmp_path, "shared.yaml", text)], root=tmp_path)
     assert not loaded.problems
@@ -62,7 +66,10 @@ def test_aliases_that_add_a_bounded_number_of_values_are_fine(tmp_path: Path) ->
 def test_a_value_that_contains_itself_is_refused_at_its_anchor(tmp_path: Path, value: str) -> None:
     text = HEADER + f"prompts:\n  - id: x\n    prompt: hi\n    tags: {value}\n    assertions: [{{contains: x}}]\n"
     problem = only_problem(write(tmp_path, "loop.yaml", text))
-    assert problem == "loop.yaml:6:11: YAML alias: an alias refers to a value that contains it, so the value would never end"
+    assert (
+        problem
+        == "loop.yaml:6:11: YAML alias: an alias refers to a value that contains it, so the value would never end"
+    )
 
 
 def deep_set_text(depth: int, suffix: str) -> str:
@@ -82,13 +89,19 @@ def deep_set_text(depth: int, suffix: str) -> str:
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json", ".jsonl", ".toml"])
 @pytest.mark.parametrize("depth", [MAX_NESTING + 1, 900])
-def test_values_nested_deeper_than_the_limit_are_one_problem_naming_the_value(tmp_path: Path, suffix: str, depth: int) -> None:
+def test_values_nested_deeper_than_the_limit_are_one_problem_naming_the_value(
+    tmp_path: Path, suffix: str, depth: int
+) -> None:
     problem = only_problem(write(tmp_path, f"deep{suffix}", deep_set_text(depth, suffix)))
     if suffix == ".toml" and depth == 900:  # tomllib itself runs out of stack first
         assert problem == "deep.toml: TOML syntax: arrays or inline tables nested too deeply"
         return
-    assert f"prompts[0].assertions[0].json_schema.enum: nested more than {MAX_NESTING} lists and mappings deep" in problem
-    where = {".yaml": "deep.yaml:7:", ".jsonl": "deep.jsonl:2:1:"}.get(suffix, f"deep{suffix}: ")  # the line, where known
+    assert (
+        f"prompts[0].assertions[0].json_schema.enum: nested more than {MAX_NESTING} lists and mappings deep" in problem
+    )
+    where = {".yaml": "deep.yaml:7:", ".jsonl": "deep.jsonl:2:1:"}.get(
+        suffix, f"deep{suffix}: "
+    )  # the line, where known
     assert problem.startswith(where)
 
 
@@ -101,8 +114,16 @@ def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "text", "reason"),
     [
-        ("deep.toml", 'identifier = "a.b"\nname = "N"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n", "TOML syntax: arrays or inline tables nested too deeply"),
-        ("deep.json", '{"identifier": "a.b",\n"x": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON syntax: nested too deeply"),
+        (
+            "deep.toml",
+            'identifier = "a.b"\nname = "N"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n",
+            "TOML syntax: arrays or inline tables nested too deeply",
+        ),
+        (
+            "deep.json",
+            '{"identifier": "a.b",\n"x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "JSON syntax: nested too deeply",
+        ),
         ("deep.yaml", "identifier: a.b\nx: " + "[" * 100_000 + "]" * 100_000 + "\n", "YAML syntax: "),
         ("latin1.yaml", "identifier: caf\xe9\n", "is not UTF-8 text"),
     ],
@@ -114,7 +135,9 @@ def test_text_no_parser_can_follow_is_a_syntax_problem(tmp_path: Path, name: str
     assert problem.startswith(f"{name}:") and reason in problem
 
 
-def test_the_pure_python_yaml_loader_says_nested_too_deeply_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pure_python_yaml_loader_says_nested_too_deeply_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
     path = write(tmp_path, "deep.yaml", "identifier: a.b\nx: " + "[" * 5_000 + "]" * 5_000 + "\n")
     assert only_problem(path) == "deep.yaml: YAML syntax: nested too deeply"
@@ -145,7 +168,10 @@ def test_near_answers_as_the_scan_of_every_flagged_path_did() -> None:
     for chosen in (flagged[1:], flagged[2:], flagged):
         lookup = FlaggedPaths.of(chosen)
         for path in paths:
-            assert near(path, lookup) == any(path[: len(f)] == f or f[: len(path)] == path for f in chosen), (chosen, path)
+            assert near(path, lookup) == any(path[: len(f)] == f or f[: len(path)] == path for f in chosen), (
+                chosen,
+                path,
+            )
             assert (path in lookup) == (path in chosen)
 
 
@@ -153,20 +179,25 @@ def test_a_tab_that_indents_yaml_is_named_as_a_tab(tmp_path: Path) -> None:
     # libyaml says "found character that cannot start any token" without saying which: a tab,
     # which an editor shows as spaces
     problem = only_problem(write(tmp_path, "tab.yaml", "identifier: a.tab\nname: T\nprompts:\n\t- id: a\n"))
-    assert problem.startswith("tab.yaml:4:1: YAML syntax: ") and problem.endswith("(a tab: YAML indents with spaces only)"), problem
+    assert problem.startswith("tab.yaml:4:1: YAML syntax: ") and problem.endswith(
+        "(a tab: YAML indents with spaces only)"
+    ), problem
 
 
 @pytest.mark.parametrize("blank", [" ", "\\t", "\\u200b", "\\u2028 "])
-def test_an_id_of_only_blank_or_invisible_characters_is_refused_by_validate_and_run(evalkit_cli, project: Path, blank: str) -> None:
+def test_an_id_of_only_blank_or_invisible_characters_is_refused_by_validate_and_run(
+    evalkit_cli, project: Path, blank: str
+) -> None:
     # such an id was accepted: it showed as an empty cell in every table and named nothing one could type
     (project / "evals").mkdir()
     write(project / "evals", "blank.json", '{"identifier": "a.blank", "name": "N", "prompts": [{"id": "ok", "prompt": "hi", '
           '"reference": "x", "assertions": [{"contains": "x"}]}, {"id": "' + blank + '", "prompt": "hi", "reference": "x", '
           '"assertions": [{"contains": "x"}]}]}')  # fmt: skip
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json"]\n')
-    expected = 'prompt "#2": field id must be a non-empty string (not only whitespace and control characters)'
+    expected = "has nothing visible in it (only whitespace, control or invisible characters)"
     checked = evalkit_cli("validate")
     assert checked.code == 2 and expected in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    assert "prompts[1].id: id " in checked.stdout + checked.stderr  # named at the id, not the set's first line
     ran = evalkit_cli("run", "a.blank")
     assert ran.code == 2 and expected in ran.stderr
     assert not (project / ".evalkit" / "results.db").exists()

@@ -247,7 +247,9 @@ def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it
     url = f"sqlite:///{store}"
     for _ in range(3):
         assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full").code == 0
-    run_id = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][0]["run_id"]
+    run_id, other = (
+        r["run_id"] for r in evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][:2]
+    )
     with sqlite3.connect(store) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     with store.open("r+b") as file:
@@ -256,7 +258,7 @@ def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it
     for command in (
         ("history", "evalkit.smoke"),
         ("show", run_id),
-        ("compare", run_id, run_id),
+        ("compare", other, run_id),
         ("report", run_id),
         ("run", "evalkit.smoke"),
     ):
@@ -277,7 +279,9 @@ def test_a_store_whose_baseline_index_is_damaged_is_named_never_a_traceback(eval
     url = f"sqlite:///{store}"
     for _ in range(2):
         assert evalkit_cli("run", "evalkit.smoke", "--database", url).code == 0
-    run_id = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][0]["run_id"]
+    run_id, other = (
+        r["run_id"] for r in evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][:2]
+    )
     with sqlite3.connect(store) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]

@@ -176,6 +176,7 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
         for name in (*param.opts, *param.secondary_opts)
     }
     out: list[str] = []
+    seen: dict[str, str] = {}  # each single-valued option's value as given
     index = 0
     while index < len(args):
         token = args[index]
@@ -198,10 +199,35 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
                 raise click.NoSuchOption(name, f"ambiguous option: {name} could match {', '.join(matches)}", ctx=ctx)
         out.append(name + equals + value)
         option = options.get(name)
+        given: str | None = value if equals else None
         if option is not None and not equals and _takes_value(option, args[index:]):
             out += args[index : index + 1]
+            given = args[index] if index < len(args) else None
             index += 1
+        if option is not None and given is not None and _single_valued(option):
+            _refuse_a_second_value(option, name, given, seen, ctx)
     return out
+
+
+def _single_valued(option: click.Option) -> bool:
+    """Whether ``option`` holds one value that a second one given would silently replace."""
+    return not (option.is_flag or option.count or option.multiple)
+
+
+def _refuse_a_second_value(
+    option: click.Option, name: str, value: str, seen: dict[str, str], ctx: click.Context
+) -> None:
+    """Remember ``value`` for ``option`` (given as ``name``); a usage error when it was given
+    before with another value: click keeps the last, so `--privacy metadata … --privacy full`
+    stored whole answers, and `run --config a.toml --config b.toml` read b.toml unsaid."""
+    key = option.name or option.opts[0]
+    earlier = seen.setdefault(key, value)
+    if earlier != value and not ctx.resilient_parsing:
+        from ..wording import quoted
+
+        raise click.UsageError(
+            f"{name} is given twice with different values ({quoted(earlier)} and {quoted(value)}); give it once", ctx
+        )
 
 
 class _Shared:

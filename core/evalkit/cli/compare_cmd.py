@@ -27,7 +27,8 @@ from .params import global_options, report_option, tolerance_options
         "fail in RUN; each with the checks it fails in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
         "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
         "listed apart and are never a regression. "
-        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs. "
+        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs (a run with "
+        "itself is refused, exit 2). "
         "With --pairwise-judge NAME, the judge NAME also compares the two answers of every unchanged case, shown in "
         "both orders: RUN's wins, ties and losses, its win rate (ties apart) with a 95% Wilson interval, and the "
         'judge\'s position bias; both runs must have stored their answers in full (privacy "full"), else exit 2; '
@@ -133,6 +134,10 @@ def handle(args: Arguments) -> int:
         whole = store.streamed is None
         base = require_run(repository, args.base, with_cases=whole)
         run = require_run(repository, args.run, with_cases=whole)
+        if base.id == run.id:  # it printed "inconclusive", and failed the gate under --fail-on-inconclusive
+            raise UsageError(
+                f"BASE and RUN are both run {base.id}: a run compared with itself tells nothing; name two runs"
+            )
         alive = liveness(repository, [base, run])
         if base.set_identifier != run.set_identifier:
             raise UsageError(

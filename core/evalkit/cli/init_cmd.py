@@ -35,7 +35,12 @@ NEXT_COMMANDS = (
     ),
 )
 @click.argument(
-    "directory", required=False, default=".", metavar="[DIR]", callback=non_empty("a folder"), help="the project folder (default: .)"
+    "directory",
+    required=False,
+    default=".",
+    metavar="[DIR]",
+    callback=non_empty("a folder"),
+    help="the project folder (default: .)",
 )
 @global_options(config=None, database=None)
 def command(**params: Any) -> Arguments:
@@ -45,16 +50,19 @@ def command(**params: Any) -> Arguments:
 
 def handle(args: Arguments) -> int:
     """Refuse if any starter file exists, else write them all and print the next commands."""
+    import contextlib
     from importlib import resources
     from pathlib import Path
 
     from ..errors import UsageError
+    from ..textfiles import output_refusal
     from ..wording import path_named
 
     root = Path(args.directory)
     targets = [(source, root / target) for source, target in STARTER_FILES]
     starter = resources.files("evalkit.starter")
     written: list[Path] = []
+    made: list[Path] = []  # folders init made, outermost first
     try:
         if root.exists() and not root.is_dir():
             raise UsageError(f"evalkit init writes into a folder, and {path_named(root)} is not one")
@@ -72,7 +80,13 @@ def handle(args: Arguments) -> int:
                 f"evalkit init writes nothing: {', '.join(existing)} already {'exists' if one else 'exist'}; "
                 f"move {'it' if one else 'them'} away or choose another DIR"
             )
+        for _, path in targets:  # `recorded` a file: "cannot write into .: File exists", evals/ left made
+            if (refusal := output_refusal(path)) is not None:
+                raise UsageError(
+                    f"evalkit init writes nothing: {path_named(path)} {refusal}; move the file away or choose another DIR"
+                )
         for source, path in targets:
+            made.extend(reversed([folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]))
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "x", encoding="utf-8") as fh:
                 written.append(path)
@@ -80,6 +94,9 @@ def handle(args: Arguments) -> int:
     except OSError as exc:  # a name too long, DIR unwritable, a full disk: nothing is left half-written
         for path in written:
             path.unlink(missing_ok=True)
+        for folder in reversed(made):  # the folders it made, deepest first: they hold nothing now
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise UsageError(f"evalkit init cannot write into {path_named(root)}: {exc.strerror}") from None
     from .console import console
 

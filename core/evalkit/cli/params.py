@@ -154,7 +154,6 @@ def non_empty(what: str) -> Callable[[click.Context, click.Parameter, str | None
     return refuse_empty
 
 
-
 #: The callback of a path option (``-o/--output``).
 non_empty_path = non_empty("a path")
 
@@ -176,6 +175,31 @@ _resume_id = non_empty("a run id (--resume alone: the newest unfinished run)")
 
 
 _run_id_given = non_empty("the run's id")
+
+
+def shard_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--shard``'s callback: the slice as given, refused when empty or not ``I/N``, ``auto`` or
+    ``auto/N`` — before the store is chosen: ``--shard x`` was told that its SQLite store is no
+    shared one, and only once a shared store was set up that ``x`` is no slice."""
+    refuse_blank_shard(ctx, param, value)
+    if value is not None and not ctx.resilient_parsing:
+        from ..errors import UsageError
+
+        try:
+            if value.startswith("auto"):
+                from ..ci import parse_auto
+
+                parse_auto(value)
+            else:
+                from ..run.plan import Shard
+
+                Shard.parse(value)
+        except UsageError as exc:
+            raise click.UsageError(str(exc), ctx) from None
+    return value
+
+
+refuse_blank_shard = non_empty("a slice, I/N or auto")
 
 
 def run_id_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -259,11 +283,14 @@ def baseline_option(function: Decorated) -> Decorated:
 
     return option_group(
         click.option(
-            "--baseline", metavar="RUN_ID", type=RunId(),
+            "--baseline",
+            metavar="RUN_ID",
+            type=RunId(),
             help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
         ),
         click.option(
-            "--baseline-file", metavar="PATH",
+            "--baseline-file",
+            metavar="PATH",
             help="compare with the baseline in this file (written by `evalkit baseline export`, e.g. committed to the "
             "repository) instead of the store's: CI without a shared database still gates. Refused (exit 2) when it "
             "was changed after export or is of another scope",
@@ -278,7 +305,10 @@ def report_option(function: Decorated | None = None, *, failing: str = "does not
 
     def decorate(function: Decorated) -> Decorated:
         return click.option(
-            "--report", multiple=True, callback=listed, metavar="FORMAT[:PATH]",
+            "--report",
+            multiple=True,
+            callback=listed,
+            metavar="FORMAT[:PATH]",
             help="also write a report: junit, markdown, html, json or an installed reporter (see `evalkit list`); "
             'repeatable; PATH "-" is standard output; without a path markdown is appended to $GITHUB_STEP_SUMMARY '
             f"when set, other formats print. A failing reporter is named on stderr and {failing}",
@@ -291,8 +321,20 @@ def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:
     """The waiting flag (read as ``args.wait``), ``--timeout DURATION`` and ``--poll DURATION``."""
     return option_group(
         click.option(flag, "wait", is_flag=True, help=what),
-        click.option("--timeout", default="30m", type=Duration(), metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)"),
-        click.option("--poll", default="5s", type=Duration(), metavar="DURATION", help="how often to look at the store while waiting (default 5s)"),
+        click.option(
+            "--timeout",
+            default="30m",
+            type=Duration(),
+            metavar="DURATION",
+            help="how long to wait: 90s, 30m, 2h (default 30m)",
+        ),
+        click.option(
+            "--poll",
+            default="5s",
+            type=Duration(),
+            metavar="DURATION",
+            help="how often to look at the store while waiting (default 5s)",
+        ),
     )
 
 
@@ -309,7 +351,7 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             metavar="[RUN_ID]", help=resume,
         ),
         click.option(
-            "--shard", metavar="I/N", callback=non_empty("a slice, I/N or auto"),
+            "--shard", metavar="I/N", callback=shard_value,
             help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
             "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
             "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT) or job array (Slurm SLURM_ARRAY_TASK_ID/"

@@ -21,7 +21,7 @@ from .. import registry
 from ..components import offers
 from ..errors import PLUGIN_FAILURES, UsageError, carried
 from ..shapes import exception_text
-from ..textfiles import append_text_file, write_text_file
+from ..textfiles import append_text_file, output_refusal, write_text_file
 from ..wording import path_named, quoted
 from .contract import DefaultDestination, Reporter
 from .model import Report
@@ -62,8 +62,12 @@ class ReportTarget:
         if not name:
             raise UsageError(f"--report {quoted(text)}: name a format before the colon, e.g. junit:results.xml")
         if colon and not path:
-            raise UsageError(f'--report {quoted(text)}: the path after the colon is empty (use "-" for standard output)')
+            raise UsageError(
+                f'--report {quoted(text)}: the path after the colon is empty (use "-" for standard output)'
+            )
         registry.find(GROUP, name)
+        if path and path not in STDOUT_PATHS and (refusal := output_refusal(path)) is not None:
+            raise UsageError(f"the {name} report cannot be written to {path_named(path)}: it {refusal}")
         return cls(name, STDOUT if path in STDOUT_PATHS else path or None)
 
 
@@ -145,13 +149,17 @@ def render_reports(
             failures.append(ReportFailure(target.format, exception_text(exc)))
             continue
         if destination == STDOUT and any(r.destination == STDOUT for r in rendered):
-            failures.append(ReportFailure(target.format, "another report already writes to standard output; give this one a path"))
+            failures.append(
+                ReportFailure(target.format, "another report already writes to standard output; give this one a path")
+            )
             continue
         rendered.append(RenderedReport(target.format, text, destination, append))
     return rendered, failures
 
 
-def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None) -> tuple[list[ReportWritten], list[ReportFailure]]:
+def deliver(
+    rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None
+) -> tuple[list[ReportWritten], list[ReportFailure]]:
     """Write rendered reports: files whole (or appended), standard output as is."""
     written: list[ReportWritten] = []
     failures: list[ReportFailure] = []
@@ -167,7 +175,9 @@ def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None)
             else:
                 write_text_file(Path(item.destination), (text,))
         except OSError as exc:
-            failures.append(ReportFailure(item.format, f"cannot write {path_named(item.destination)}: {exc.strerror or exc}"))
+            failures.append(
+                ReportFailure(item.format, f"cannot write {path_named(item.destination)}: {exc.strerror or exc}")
+            )
             continue
         written.append(ReportWritten(item.format, item.destination, item.append))
     return written, failures

@@ -20,7 +20,7 @@ import attrs
 
 from .. import hooks
 from ..components import BoundGenerator
-from ..config import PRIVACY_LEVELS, Config, load_config
+from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
@@ -99,8 +99,8 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
 
 def _privacy(privacy: str | None, config: Config) -> str:
     chosen = privacy or config.privacy
-    if chosen not in PRIVACY_LEVELS:
-        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {chosen!r}")
+    if (refused := privacy_refusal(chosen)) is not None:
+        raise UsageError(refused)
     return chosen
 
 

@@ -44,6 +44,8 @@ MEMBER_KEYS = ("prompts", "questions")
 #: Schema assertion sits at level 5). A deeper file is refused before anything walks it: the
 #: schema, the kernel's rules and every later reader of the values would run out of stack.
 MAX_NESTING = 64
+#: What an empty set file is told it lacks.
+_A_SET_HOLDS = "a set file holds a set: identifier, name, and prompts (or questions); see docs/sets.md"
 #: The largest set file read, in bytes (a larger set is a provider's job: a PromptStream).
 MAX_SET_FILE_BYTES = 256 * 1024 * 1024
 
@@ -128,7 +130,9 @@ def made_document(file: Path, data: Any) -> SetDocument:
                 if isinstance(child, (dict, list)):
                     stack.append((child, (*path, key)))
         elif isinstance(value, list):
-            stack.extend((child, (*path, index)) for index, child in enumerate(value) if isinstance(child, (dict, list)))
+            stack.extend(
+                (child, (*path, index)) for index, child in enumerate(value) if isinstance(child, (dict, list))
+            )
     return SetDocument(file, data)
 
 
@@ -137,10 +141,14 @@ def read_document(file: Path) -> SetDocument:
     try:
         text = utf8_text(read_whole_file(file, MAX_SET_FILE_BYTES))
     except UnicodeDecodeError as exc:
-        raise FileSyntaxError([FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
+        raise FileSyntaxError(
+            [FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]
+        ) from None
     except OSError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"cannot be read: {exc.strerror}")]) from None
     suffix = file.suffix.lower()
+    if suffix in SUFFIXES and not text.strip():  # each parser said it its own way: null, [] or a JSON error
+        raise FileSyntaxError([FileProblem(str(file), f"is empty; {_A_SET_HOLDS}")])
     if suffix in (".yaml", ".yml"):
         return _read_yaml(file, text)
     if suffix == ".json":
@@ -163,11 +171,11 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     place = _yaml_places(text)
     try:
         node = loader.get_single_node()
-        written: dict[int, tuple[int, frozenset[str]]] = {}
-        if node is not None:
-            _check_aliases(file, node, place)
-            written = _keys_written_beside_merges(node)
-        data = loader.construct_document(node) if node is not None else None
+        if node is None:  # comments, or a bare "---": no document, which read as null
+            raise FileSyntaxError([FileProblem(str(file), f"holds no YAML document, only comments; {_A_SET_HOLDS}")])
+        _check_aliases(file, node, place)
+        written = _keys_written_beside_merges(node)
+        data = loader.construct_document(node)
     except RecursionError:  # the pure-Python loader composes nested nodes recursively
         raise FileSyntaxError([FileProblem(str(file), "YAML syntax: nested too deeply")]) from None
     except yaml.MarkedYAMLError as exc:
@@ -189,8 +197,7 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     problems: list[FileProblem] = []
-    if node is not None:
-        _YamlWalk(positions, keys, problems, file, written, place).walk(node, ())
+    _YamlWalk(positions, keys, problems, file, written, place).walk(node, ())
     not_text = [p for p in problems if p.reason.startswith(_KEY_NOT_TEXT)]
     if not_text:  # nothing after the reader expects a key that is not text (null, a number): refuse here
         raise FileSyntaxError(not_text)
@@ -354,7 +361,11 @@ class _YamlWalk:
                     self.problems.append(FileProblem(str(self.file), not_text, path, *where))
                     continue
                 if key in seen and index >= merged:
-                    self.problems.append(FileProblem(str(self.file), f"key {quoted_key(key)} appears more than once", path + (key,), *where))
+                    self.problems.append(
+                        FileProblem(
+                            str(self.file), f"key {quoted_key(key)} appears more than once", path + (key,), *where
+                        )
+                    )
                 if index >= merged:
                     seen.add(key)
                 self.keys[path + (key,)] = where
@@ -484,7 +495,9 @@ JSONL_MEMBER_KEYS = frozenset(("prompt", "question", "template", "messages"))
 def is_jsonl_header(first: Any) -> bool:
     """Whether ``first``, the parsed first line of a JSONL set file, is the set's header: an object
     with none of :data:`JSONL_MEMBER_KEYS`, and no ``id`` unless it has an ``identifier`` too."""
-    return isinstance(first, dict) and not JSONL_MEMBER_KEYS & set(first) and ("id" not in first or "identifier" in first)
+    return (
+        isinstance(first, dict) and not JSONL_MEMBER_KEYS & set(first) and ("id" not in first or "identifier" in first)
+    )
 
 
 def jsonl_file_identifier(file: Path) -> str:
@@ -560,7 +573,9 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
         _JsonScan({}, {}, repeated).scan(line_text, _Lines(line_text, number), (member_key, index))
     problems.extend(_repeated_problems(file, repeated))
     members = _MemberLines(member_key, lines)
-    return SetDocument(file, data, _LinePositions(positions, members), _LinePositions(keys, members, keys=True), tuple(problems))
+    return SetDocument(
+        file, data, _LinePositions(positions, members), _LinePositions(keys, members, keys=True), tuple(problems)
+    )
 
 
 class _MemberLines:
@@ -646,7 +661,9 @@ def _read_toml(file: Path, text: str) -> SetDocument:
         reason = _TOML_POSITION.sub("", message).strip()
         raise FileSyntaxError([FileProblem(str(file), f"TOML syntax: {reason}", (), line, column)]) from None
     except RecursionError:
-        raise FileSyntaxError([FileProblem(str(file), "TOML syntax: arrays or inline tables nested too deeply")]) from None
+        raise FileSyntaxError(
+            [FileProblem(str(file), "TOML syntax: arrays or inline tables nested too deeply")]
+        ) from None
     except ValueError as exc:
         if not too_many_digits(exc):
             raise

@@ -9,10 +9,18 @@ from collections.abc import Sequence
 import attrs
 
 from ..errors import SetValidationError
-from ..printable import visible
+from ..printable import has_visible_text, visible
 from ..shapes import ProblemsNotKept, bounded_problem, bounded_problems, not_kept
 
-__all__ = ["MAX_QUOTED_CHARACTERS", "FileProblem", "JsonPath", "SetFileError", "format_path", "kept_file_problems", "quoted"]
+__all__ = [
+    "MAX_QUOTED_CHARACTERS",
+    "FileProblem",
+    "JsonPath",
+    "SetFileError",
+    "format_path",
+    "kept_file_problems",
+    "quoted",
+]
 
 #: A location inside a document: keys and list indexes from the top.
 JsonPath = tuple["str | int", ...]
@@ -110,7 +118,14 @@ class FileProblem:
         """The machine-readable form (``evalkit validate --json``): the whole JSON path, and the
         id of the prompt or question it is inside (``null`` when none)."""
         member = self.member[1] if self.member is not None else None
-        return {"file": self.file, "line": self.line, "column": self.column, "path": self.json_path, "member": member, "reason": self.reason}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "path": self.json_path,
+            "member": member,
+            "reason": self.reason,
+        }
 
 
 #: Lists of a set file whose entries are named by their ``id``, and what each entry is.
@@ -134,7 +149,7 @@ def member_of(data: object, path: JsonPath) -> tuple[int, str, str] | None:
         parent = path[step - 1] if step else None
         if isinstance(part, int) and parent in MEMBER_NOUNS and isinstance(node, dict):
             member_id = node.get("id")
-            if isinstance(member_id, str) and member_id.strip() and len(member_id) <= MAX_NAMED_ID:
+            if isinstance(member_id, str) and has_visible_text(member_id) and len(member_id) <= MAX_NAMED_ID:
                 found = (step + 1, member_id, MEMBER_NOUNS[parent])
     return found
 

@@ -16,6 +16,7 @@ import attrs
 
 from ..answers import Answer
 from ..checks import AssertionKind
+from ..printable import has_visible_text
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
 from ..shapes import exception_text, value_fault
@@ -24,7 +25,16 @@ from .conversations import conversation_problems
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
 
-__all__ = ["FlaggedPaths", "build_sets", "golden_prompt", "kernel_problems", "near", "rule_problems", "set_entries", "skipped_prompts"]
+__all__ = [
+    "FlaggedPaths",
+    "build_sets",
+    "golden_prompt",
+    "kernel_problems",
+    "near",
+    "rule_problems",
+    "set_entries",
+    "skipped_prompts",
+]
 
 #: Keys of an assertion object that are not its kind.
 _NOT_KINDS = ("name", "kind", "value", "turn")
@@ -149,8 +159,15 @@ def _repeated_ids(
         member_id = member.get("id") if isinstance(member, dict) else None
         if not isinstance(member_id, str) or near(where + (key, index, "id"), flagged):
             continue
-        if member_id in seen:
-            yield document.problem(where + (key, index, "id"), f"id {quoted(member_id)} is already used by {key}[{seen[member_id]}]")
+        if not has_visible_text(member_id):  # left to the kernel's net, it was told at the set's line 1:1 as "#1"
+            reason = (
+                f"id {quoted(member_id)} has nothing visible in it (only whitespace, control or invisible characters)"
+            )
+            yield document.problem(where + (key, index, "id"), reason)
+        elif member_id in seen:
+            yield document.problem(
+                where + (key, index, "id"), f"id {quoted(member_id)} is already used by {key}[{seen[member_id]}]"
+            )
         else:
             seen[member_id] = index
 
@@ -188,11 +205,16 @@ def _reference(raw: Any) -> str | Answer | None:
     if raw is None or isinstance(raw, str):
         return raw
     return Answer(
-        text=raw["text"], abstained=raw.get("abstained"), citations=raw.get("citations", ()), passages=raw.get("passages", ())
+        text=raw["text"],
+        abstained=raw.get("abstained"),
+        citations=raw.get("citations", ()),
+        passages=raw.get("passages", ()),
     )
 
 
-def build_sets(document: SetDocument, kind: str, expansions: Mapping[JsonPath, list[dict[str, Any]]] | None = None) -> list[tuple[JsonPath, Any]]:
+def build_sets(
+    document: SetDocument, kind: str, expansions: Mapping[JsonPath, list[dict[str, Any]]] | None = None
+) -> list[tuple[JsonPath, Any]]:
     """The sets a document that passed the schema and the rules declares, each with its path;
     each template entry is replaced by the prompts it expands into (``expansions``, by its path;
     see :mod:`.templates`)."""
@@ -203,7 +225,9 @@ def build_sets(document: SetDocument, kind: str, expansions: Mapping[JsonPath, l
     return [(where, _prompt_set(entry, where, expansions or {})) for where, entry in set_entries(document.data)]
 
 
-def _prompt_objects(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+def _prompt_objects(
+    entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
     """The set's prompt objects to run, in order: each template entry replaced by its expansion,
     skipped prompts left out."""
     for index, raw in enumerate(entry["prompts"]):
@@ -227,7 +251,9 @@ def golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
     return GoldenPrompt(
         id=raw["id"],
         prompt=raw.get("prompt", ""),
-        assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name"), a.get("turn")) for a in raw.get("assertions", ())],
+        assertions=[
+            Assertion(*_assertion_parts(a)[:2], a.get("name"), a.get("turn")) for a in raw.get("assertions", ())
+        ],
         reference=_reference(raw.get("reference")),
         system_prompt=raw.get("system_prompt"),
         tags=raw.get("tags", ()),
@@ -240,7 +266,9 @@ def golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
     )
 
 
-def _prompt_set(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> GoldenPromptSet:
+def _prompt_set(
+    entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]
+) -> GoldenPromptSet:
     prompts = [golden_prompt(raw) for raw in _prompt_objects(entry, where, expansions)]
     return GoldenPromptSet(
         identifier=entry["identifier"],
@@ -279,12 +307,17 @@ def _calibration_set(entry: dict[str, Any]) -> Any:
         name=entry["name"],
         grader=entry["grader"],
         labels=entry["labels"],
-        items=[CalibrationItem(raw["id"], raw["label"], **{f: raw[f] for f in fields if f in raw}) for raw in entry["items"]],
+        items=[
+            CalibrationItem(raw["id"], raw["label"], **{f: raw[f] for f in fields if f in raw})
+            for raw in entry["items"]
+        ],
         description=entry.get("description", ""),
     )
 
 
-def kernel_problems(document: SetDocument, built: list[tuple[JsonPath, Any]], kinds: Mapping[str, AssertionKind]) -> list[FileProblem]:
+def kernel_problems(
+    document: SetDocument, built: list[tuple[JsonPath, Any]], kinds: Mapping[str, AssertionKind]
+) -> list[FileProblem]:
     """The kernel's own validation of each built set (a safety net: the checks above cover its rules)."""
     from ..calibration import CalibrationSet, calibration_set_problems
     from ..retrieval.validation import question_set_problems

@@ -27,7 +27,7 @@ from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls, CallAbandoned, call_within, wait_for
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
-from ...config import PRIVACY_LEVELS
+from ...config import privacy_refusal
 from ...errors import (
     PLUGIN_FAILURES,
     ConfigError,
@@ -107,7 +107,9 @@ _QUESTIONS_CHANGED = (
     "The question set changed since the baseline (same corpus, scoring and k): compared on the unchanged "
     "questions; added, edited and removed questions are reported apart."
 )
-_TREATMENT_CHANGED = "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable."
+_TREATMENT_CHANGED = (
+    "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable."
+)
 _STORED_STATE = "baseline state "
 
 
@@ -132,6 +134,7 @@ class QuestionsDetail:
     run's variant (model, chunking, pipeline) differs from the baseline's. ``resume_note`` is set
     when the run continued an unfinished one: how many questions were kept and asked.
     """
+
     question_set: GoldenQuestionSet
     deployment: Deployment
     identity: RetrievalIdentity
@@ -173,7 +176,9 @@ def _only_questions_changed(previous: Run, identity: RetrievalIdentity) -> bool:
         return False
     if stored.get("scoring_version") != SCORING_VERSION or stored.get("k") != identity.k:
         return False
-    rebuilt = benchmark_fingerprint(stored.get("corpus_revision"), identity.labels_fingerprint, identity.k, identity.threshold)
+    rebuilt = benchmark_fingerprint(
+        stored.get("corpus_revision"), identity.labels_fingerprint, identity.k, identity.threshold
+    )
     return rebuilt == identity.benchmark_fingerprint
 
 
@@ -182,6 +187,7 @@ class QuestionRules:
     """What a retrieval run adds to the one decide step (:class:`~evalkit.run.decide.KindRules`):
     it is compared only with a baseline of the same benchmark (corpus, labels, scoring protocol, k)
     — or one whose benchmark differs only by the questions, compared on the unchanged ones."""
+
     identity: RetrievalIdentity
     unit: str = "question"
     first_run_reason: str = "No accepted run for this set, retriever and deployment — recorded as the baseline."
@@ -206,7 +212,9 @@ class QuestionRules:
             return Comparability(label=BASELINE)
         if state != COMPARABLE or baseline is None:
             cause = _not_comparable_cause(state, baseline, identity)
-            reason = f"Regression comparison skipped: benchmark provenance is {state}{cause}. The measurement was recorded."
+            reason = (
+                f"Regression comparison skipped: benchmark provenance is {state}{cause}. The measurement was recorded."
+            )
             return Comparability(False, reason, state)
         treatment = baseline.variant_fingerprint != identity.variant_fingerprint
         if treatment:
@@ -254,6 +262,7 @@ def _recorded_state(verdict: Verdict) -> Verdict:
 @attrs.frozen
 class _Answer:
     """One question's result: the ranking read from what the retriever returned, or the error."""
+
     ranking: Ranking | None
     latency_s: float
     error: str | None = None
@@ -267,14 +276,20 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
         latency = time.perf_counter() - started
         ranking, over = read_ranking(raw, limit)
     except RetrievalError as exc:
-        return _Answer(None, time.perf_counter() - started, f'retriever {quoted(retriever_id)} on question {quoted(question.id)}: {exc}')
+        return _Answer(
+            None,
+            time.perf_counter() - started,
+            f"retriever {quoted(retriever_id)} on question {quoted(question.id)}: {exc}",
+        )
     except PLUGIN_FAILURES as exc:
         try:
             message = str(exc)  # whole: the question's error is cut once, saying the length of all of it
         except PLUGIN_FAILURES:
             message = exception_message(exc)  # names the __str__ that raised
         return _Answer(
-            None, time.perf_counter() - started, f'retriever {quoted(retriever_id)} raised {exception_name(exc)} on question {quoted(question.id)}: {message}'
+            None,
+            time.perf_counter() - started,
+            f"retriever {quoted(retriever_id)} raised {exception_name(exc)} on question {quoted(question.id)}: {message}",
         )
     return _Answer(ranking, latency, over_limit=over)
 
@@ -283,6 +298,7 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
 class Asking:
     """How questions are asked: of which retriever (and its id, for messages), with which ``limit``,
     how many in flight, each within ``time_limit`` seconds."""
+
     retriever: Any
     retriever_id: str
     limit: int
@@ -315,7 +331,7 @@ def ask_all(asking: Asking, questions: Sequence[GoldenQuestion]) -> Iterator[tup
                 answer = _Answer(
                     None,
                     time.monotonic() - submitted,
-                    f'retriever {quoted(asking.retriever_id)} on question {quoted(question.id)}: no answer within {asking.time_limit:g} s '
+                    f"retriever {quoted(asking.retriever_id)} on question {quoted(question.id)}: no answer within {asking.time_limit:g} s "
                     "(the deployment's timeout); the call was abandoned",
                 )
             following = next(queue, None)
@@ -337,6 +353,7 @@ class QuestionAnswering:
     provenance taken and the retriever prepared. It keeps, while the run goes, the scores, rankings
     and errored cases of the questions this process asked.
     """
+
     golden_set: GoldenQuestionSet
     retriever_id: str
     retriever: Any
@@ -402,7 +419,7 @@ class QuestionAnswering:
         )
 
     def _where(self) -> str:
-        return f'set {quoted(self.golden_set.identifier)}, retriever {quoted(self.retriever_id)}, deployment {self.deployment.name or "(none)"}'
+        return f"set {quoted(self.golden_set.identifier)}, retriever {quoted(self.retriever_id)}, deployment {self.deployment.name or '(none)'}"
 
     def unfinished_run(self, store: Capabilities) -> str:
         """The newest unfinished run of this set, retriever and deployment."""
@@ -411,7 +428,9 @@ class QuestionAnswering:
                 f"{argument('resume')} without a run id needs a store that can find unfinished retrieval runs, and this one "
                 f"cannot; pass the id: {argument('run_id', 'RUN_ID', option='--resume RUN_ID')}"
             )
-        found = store.resumable.latest_unfinished_retrieval_run(self.golden_set.identifier, self.retriever_id, deployment=self.deployment.name)
+        found = store.resumable.latest_unfinished_retrieval_run(
+            self.golden_set.identifier, self.retriever_id, deployment=self.deployment.name
+        )
         if found is None:
             raise UsageError(f"{argument('resume')}: no unfinished retrieval run of {self._where()} to resume")
         return found.id
@@ -446,7 +465,9 @@ class QuestionAnswering:
                 raise UsageError(f"{argument('resume')}: {what} continued as a run of {self._where()}")
             raise UsageError(f"{what} joined by a run of {self._where()}")
         if existing.status is RunStatus.COMPLETE:
-            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
+            raise UsageError(
+                f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}"
+            )
 
     def before_joining(self) -> list[str]:
         """Nothing: the retriever was prepared before the store was opened."""
@@ -484,8 +505,14 @@ class QuestionAnswering:
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Ask ``todo``, score each ranking and commit each question's case as it comes."""
         # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
-        secrets = secrets_to_keep_out(self.retriever, f'retriever {quoted(self.retriever_id)}') if offers(self.retriever, SecretHolder) else ()
-        asking = Asking(self.retriever, self.retriever_id, retrieval_limit(self.k), self.in_flight, self.deployment.timeout)
+        secrets = (
+            secrets_to_keep_out(self.retriever, f"retriever {quoted(self.retriever_id)}")
+            if offers(self.retriever, SecretHolder)
+            else ()
+        )
+        asking = Asking(
+            self.retriever, self.retriever_id, retrieval_limit(self.k), self.in_flight, self.deployment.timeout
+        )
         over_limit: list[int] = []
         try:
             for question, answer in ask_all(asking, list(todo)):
@@ -499,7 +526,9 @@ class QuestionAnswering:
                 else:
                     if answer.over_limit:
                         over_limit.append(answer.over_limit)
-                    score = score_question(question, answer.ranking.ids, self.k, answer.latency_s, self.identity.threshold)
+                    score = score_question(
+                        question, answer.ranking.ids, self.k, answer.latency_s, self.identity.threshold
+                    )
                     self.scores[question.id] = score
                     self.rankings[question.id] = answer.ranking
                     kept = answer.ranking if self._keep_ranking else None
@@ -512,7 +541,7 @@ class QuestionAnswering:
         if over_limit:
             limit = asking.limit
             self.warnings.append(
-                f'retriever {quoted(self.retriever_id)} returned more than limit={limit} ids for {counted(len(over_limit), "question")} '
+                f"retriever {quoted(self.retriever_id)} returned more than limit={limit} ids for {counted(len(over_limit), 'question')} "
                 f"(up to {max(over_limit)}); only the first {limit} of each were scored"
             )
 
@@ -528,7 +557,9 @@ class QuestionAnswering:
         else:
             holes = judging.grade(question, human.ranked_ids, self.k, self.retriever)
             filled_labels = filled_question(question, holes.grades, judging.binary)
-            filled = score_question(filled_labels, answer.ranking.ids, self.k, answer.latency_s, self.identity.threshold)
+            filled = score_question(
+                filled_labels, answer.ranking.ids, self.k, answer.latency_s, self.identity.threshold
+            )
         self.filled[question.id] = filled
         self.model_grades[question.id] = dict(holes.grades)
         self.hole_counts[question.id] = (len(holes.grades), holes.failed)
@@ -544,7 +575,9 @@ class QuestionAnswering:
         judge = self.hole_judging.identity() if self.hole_judging is not None else None
         judged = sum(self.hole_counts.get(q, (0, 0))[0] for q in order)
         unjudged = sum(self.hole_counts.get(q, (0, 0))[1] for q in order)
-        return HolesDetail(aggregate(list(scores.values()), self.k), scores, dict(self.model_grades), judge, judged, unjudged)
+        return HolesDetail(
+            aggregate(list(scores.values()), self.k), scores, dict(self.model_grades), judge, judged, unjudged
+        )
 
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status and the run's metrics, over every question of the run: those asked here, and
@@ -595,7 +628,10 @@ class QuestionAnswering:
                 if filled is not None:
                     measures = case.measures or {}
                     self.filled[case.case_id] = filled
-                    self.hole_counts[case.case_id] = (int(measures.get("model_judged", 0)), int(measures.get("model_unjudged", 0)))
+                    self.hole_counts[case.case_id] = (
+                        int(measures.get("model_judged", 0)),
+                        int(measures.get("model_unjudged", 0)),
+                    )
                     grades = (case.detail or {}).get("model_grades") if isinstance(case.detail, Mapping) else None
                     if isinstance(grades, Mapping):
                         self.model_grades[case.case_id] = {str(d): g for d, g in grades.items() if type(g) is int}
@@ -643,7 +679,9 @@ def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Ve
     )
 
 
-def stored_answering(run: Run, question_set: GoldenQuestionSet, deployment: Deployment, store: Capabilities) -> QuestionAnswering:
+def stored_answering(
+    run: Run, question_set: GoldenQuestionSet, deployment: Deployment, store: Capabilities
+) -> QuestionAnswering:
     """The answering of a stored retrieval run, read back from the store (nothing is asked): what
     the final job of a sharded run reports (see :func:`recorded_detail`)."""
     answering = QuestionAnswering(question_set, run.retriever or "", None, deployment, identity_of_run(run))
@@ -667,6 +705,7 @@ class QuestionSource:
     set itself, or a catalog entry whose provider may ship default deployments), the retriever
     (``None``: the one the deployment names) and the deployment, the cut-off ``k``, the relevance
     threshold and the questions in flight."""
+
     question_set: str | GoldenQuestionSet | SourcedSet
     retriever: str | None = None
     deployment: str | None = None
@@ -680,6 +719,7 @@ class QuestionSource:
 class ResolvedQuestions:
     """A retrieval run's parts, resolved and checked before the retriever is created: the set, the
     retriever's entry point and factory, the deployment chosen, and the privacy level."""
+
     golden_set: GoldenQuestionSet
     retriever_id: str
     record: Any
@@ -689,15 +729,19 @@ class ResolvedQuestions:
     source: QuestionSource
 
 
-def _load_question_set(question_set: str | GoldenQuestionSet | SourcedSet, config: Any) -> tuple[GoldenQuestionSet, SourcedSet | None]:
+def _load_question_set(
+    question_set: str | GoldenQuestionSet | SourcedSet, config: Any
+) -> tuple[GoldenQuestionSet, SourcedSet | None]:
     if isinstance(question_set, GoldenQuestionSet):
         return question_set, None
-    sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog(config=config).get(question_set)
+    sourced = (
+        question_set if isinstance(question_set, SourcedSet) else question_set_catalog(config=config).get(question_set)
+    )
     if not isinstance(sourced.set, GoldenQuestionSet):
         raise PluginError.for_plugin(
             sourced.record,
             f"golden question set provider {sourced.record.describe()} returned {type(sourced.set).__name__} "
-            f'for {quoted(getattr(sourced.set, "identifier", "?"))}, not a GoldenQuestionSet',
+            f"for {quoted(getattr(sourced.set, 'identifier', '?'))}, not a GoldenQuestionSet",
         )
     return sourced.set, sourced
 
@@ -713,14 +757,18 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
         retriever = retriever_of(choice, None)
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
-    for what, value in (("k", source.k), ("the relevance threshold", source.relevance_threshold), ("concurrency", source.concurrency)):
+    for what, value in (
+        ("k", source.k),
+        ("the relevance threshold", source.relevance_threshold),
+        ("concurrency", source.concurrency),
+    ):
         # The command line's bound (cli.params.MAX_COUNT) holds for a library caller too: a k of
         # 10**12 asked the retriever for that many ids and grew to tens of gigabytes.
         if type(value) is not int or not 1 <= value <= MAX_CONCURRENCY:
             raise UsageError(f"{what} must be a positive integer up to {MAX_CONCURRENCY:,} (got {value!r})")
     privacy = source.privacy or config.privacy
-    if privacy not in PRIVACY_LEVELS:
-        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
+    if (refused := privacy_refusal(privacy)) is not None:
+        raise UsageError(refused)
     factory = registry.load(record)
     if choice is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
@@ -761,7 +809,7 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
         )
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     except PLUGIN_FAILURES as exc:
-        problem = f'retriever {quoted(resolved.retriever_id)}: provenance() raised {exception_text(exc)}'
+        problem = f"retriever {quoted(resolved.retriever_id)}: provenance() raised {exception_text(exc)}"
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     return retrieval_identity(golden_set, declared, k, threshold)
 
@@ -773,7 +821,9 @@ PREPARE_REPORTED_AFTER_S = 5.0
 PREPARE_REPORTED_EVERY_S = 60.0
 
 
-def _report_while_preparing(on_prepare: Callable[[str, float], object], retriever_id: str, done: threading.Event) -> None:
+def _report_while_preparing(
+    on_prepare: Callable[[str, float], object], retriever_id: str, done: threading.Event
+) -> None:
     """``on_prepare(retriever_id, seconds so far)`` now and then until ``done`` (a daemon thread's
     loop: ``prepare()`` runs in the caller's thread, where Ctrl-C reaches it and its own cleanup runs)."""
     started, wait = time.monotonic(), PREPARE_REPORTED_AFTER_S
@@ -785,7 +835,9 @@ def _report_while_preparing(on_prepare: Callable[[str, float], object], retrieve
         wait = min(wait * 2, PREPARE_REPORTED_EVERY_S)
 
 
-def _prepare(retriever: Any, retriever_id: str, on_prepare: Callable[[str, float], object] | None = None) -> float | None:
+def _prepare(
+    retriever: Any, retriever_id: str, on_prepare: Callable[[str, float], object] | None = None
+) -> float | None:
     if not offers(retriever, PreparedRetriever):
         return None
     started = time.perf_counter()
@@ -793,14 +845,17 @@ def _prepare(retriever: Any, retriever_id: str, on_prepare: Callable[[str, float
     done = threading.Event()
     if on_prepare is not None:
         threading.Thread(
-            target=_report_while_preparing, args=(on_prepare, retriever_id, done), name="evalkit-prepare-progress", daemon=True
+            target=_report_while_preparing,
+            args=(on_prepare, retriever_id, done),
+            name="evalkit-prepare-progress",
+            daemon=True,
         ).start()
     try:
         carried(retriever.prepare)
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
-        raise RetrievalError(f'retriever {quoted(retriever_id)} could not prepare: {exception_text(exc)}') from exc
+        raise RetrievalError(f"retriever {quoted(retriever_id)} could not prepare: {exception_text(exc)}") from exc
     finally:
         done.set()
     return time.perf_counter() - started
@@ -821,13 +876,15 @@ def start_retriever(
         # read under the one rule for a plugin's optional attribute: a thread_safe that raises is not declared
         if concurrency > 1 and declared(retriever, "thread_safe") is not True:
             raise UsageError(
-                f'{argument("concurrency", concurrency)}: retriever {quoted(resolved.retriever_id)} does not declare itself thread-safe '
+                f"{argument('concurrency', concurrency)}: retriever {quoted(resolved.retriever_id)} does not declare itself thread-safe "
                 f"(thread_safe = True), so its questions are asked one at a time; drop {argument('concurrency')}"
             )
         identity = _identity(resolved, retriever)
         prepared = _prepare(retriever, resolved.retriever_id, on_prepare)
     except BaseException:
-        close_retriever(retriever, resolved.record, resolved.deployment.timeout)  # what went wrong first is what is said
+        close_retriever(
+            retriever, resolved.record, resolved.deployment.timeout
+        )  # what went wrong first is what is said
         raise
     return QuestionAnswering(
         resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
@@ -856,9 +913,16 @@ def close_retriever(retriever: Any, who: Any, limit: float) -> str | None:
 def check_baseline_file(baseline: Run, named: str, resolved: ResolvedQuestions) -> None:
     """Refuse a baseline file (``named``: ``baseline file PATH``) of another scope before the
     retriever is created or anything is stored."""
-    scope = BaselineScope(RunKind.RETRIEVAL, resolved.golden_set.identifier, retriever=resolved.retriever_id, deployment=resolved.deployment.name)
+    scope = BaselineScope(
+        RunKind.RETRIEVAL,
+        resolved.golden_set.identifier,
+        retriever=resolved.retriever_id,
+        deployment=resolved.deployment.name,
+    )
     if baseline.kind is not RunKind.RETRIEVAL:
-        raise UsageError(f"{named} holds run {baseline.id} of another scope: it is a {baseline.kind.value} run, not a retrieval run")
+        raise UsageError(
+            f"{named} holds run {baseline.id} of another scope: it is a {baseline.kind.value} run, not a retrieval run"
+        )
     problem = scope_mismatch(baseline, scope)
     if problem is not None:
         raise UsageError(f"{named} holds a run of another scope: {problem}")
@@ -869,9 +933,16 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
         raise UnknownRunError(baseline_id, option=argument("baseline"))
-    scope = BaselineScope(RunKind.RETRIEVAL, resolved.golden_set.identifier, retriever=resolved.retriever_id, deployment=resolved.deployment.name)
+    scope = BaselineScope(
+        RunKind.RETRIEVAL,
+        resolved.golden_set.identifier,
+        retriever=resolved.retriever_id,
+        deployment=resolved.deployment.name,
+    )
     if chosen.kind is not RunKind.RETRIEVAL:
-        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")
+        raise UsageError(
+            f"{argument('baseline', chosen.id)} is of another scope: it is a {chosen.kind.value} run, not a retrieval run"
+        )
     problem = scope_mismatch(chosen, scope)
     if problem is not None:
         raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {problem}")
