@@ -346,6 +346,7 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     wanted = "lacks begin_run, record_cases, finish_run or get_run: it is no evalkit.storage.ResultRepository"
     registry.require_offered(record, repository, (ResultRepository,), wanted)
     _hold_to_runs(repository, record.label)
+    _read_through(repository)
     _remember_plugin_store(repository)
     return repository
 
@@ -382,6 +383,36 @@ def _hold_to_runs(repository: Any, label: str) -> None:
             continue
 
 
+#: The methods of the store protocols that give back an iterator, read after the method returned.
+_ITERATOR_RETURNS = ("iter_cases", "paired_cases", "case_usage")
+
+
+def _read_through(repository: Any) -> None:
+    """Make what each method of a third-party store that gives back an iterator (``iter_cases``,
+    ``paired_cases``, ``case_usage``) returns be read through :func:`_pages_of`, so that what is
+    raised while it is read (its client's cursor losing the connection after the first page) is
+    told as the store's failure by :func:`_through`, as what its methods raise is: it was said as
+    evalkit's internal error, exit 2. A store whose instance takes no attribute is left as it is."""
+    for name in _ITERATOR_RETURNS:
+        method = getattr(repository, name, None)
+        if not callable(method):
+            continue
+
+        def read(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            return _pages_of(repository, _method(*args, **kwargs))
+
+        try:
+            setattr(repository, name, read)
+        except (AttributeError, TypeError):  # __slots__, a frozen class: read as it is
+            continue
+
+
+def _pages_of(store: Any, iterable: Any) -> Any:
+    """``iterable``, which ``store`` returned, read through a frame whose first argument is
+    ``store``: what reading it raises passed through that store (:func:`_through`)."""
+    yield from iterable
+
+
 #: The third-party stores this process opened (:func:`open_repository`), each held weakly when it
 #: can be (a library caller's or the pytest plugin's process opens many over its life): what is
 #: raised through their methods is their failure, wherever a command meets it.
@@ -406,9 +437,10 @@ def _opened_plugin_stores() -> list[Any]:
 
 
 def _through(exc: BaseException, store: Any) -> bool:
-    """Whether ``exc`` was raised in or through a method of the object ``store`` itself (a frame of
-    its traceback whose first argument — ``self`` — is ``store``): the store's own failure, where
-    an error from elsewhere in its package (another of its plugins, a second store) is not."""
+    """Whether ``exc`` was raised in or through a method of the object ``store`` itself, or while
+    an iterator one of them returned was read (a frame of its traceback whose first argument —
+    ``self``, or :func:`_pages_of`'s ``store`` — is ``store``): the store's own failure, where an
+    error from elsewhere in its package (another of its plugins, a second store) is not."""
     frame = exc.__traceback__
     while frame is not None:
         code = frame.tb_frame.f_code
@@ -421,8 +453,8 @@ def _through(exc: BaseException, store: Any) -> bool:
 def plugin_store_failure(exc: BaseException, stores: Sequence[object] | None = None) -> Any:
     """``exc`` as the :class:`~evalkit.errors.StoreFailure` of a third-party store — one of
     ``stores``, by default every store this process opened through a plugin and still uses — when
-    it was raised in or through that store object's methods (an ``OSError`` from its full disk,
-    its client's lost connection), naming the store's class; ``None`` for anything else (an
+    it was raised in or through that store object's methods, or while an iterator one of them
+    returned was read (an ``OSError`` from its full disk, its client's lost connection), naming the store's class; ``None`` for anything else (an
     evalkit bug stays one; so does what another plugin of the store's package, or another store,
     raised). Only evalkit's own stores turn their errors into ``StoreFailure`` themselves: a
     plugin's that raised while ``evalkit show``, ``compare`` or ``report`` read it was said as
