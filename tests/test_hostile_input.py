@@ -2902,6 +2902,46 @@ def test_an_async_grader_whose_thread_outlives_grade_timeout_does_not_hold_the_r
     assert stored_runs(project) == 1
 
 
+_HOARDING_GRADER = """
+import asyncio, time
+from evalkit import Grading
+
+class Grader:
+    yardstick = "hoarding:v1"
+
+    async def agrade(self, prompt, answer):
+        if prompt.id != "echo-token":  # six cases: a call off the loop that outlives grade_timeout
+            await asyncio.to_thread(time.sleep, 60)
+        else:  # the last case: one that returns at once
+            await asyncio.to_thread(time.sleep, 0)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_an_async_graders_threads_that_outlive_grade_timeout_do_not_starve_the_later_cases(project, cli, monkeypatch) -> None:
+    """Each call of an async grader's ``asyncio.to_thread`` cancelled at grade_timeout kept one of
+    the loop's pool threads (``min(32, cpus + 4)``, five here) busy: once all were, every later
+    call waited in the queue, and a grading that returns at once failed "no grading within 1 s" —
+    six stuck cases cost the run all the rest. A call whose awaiting coroutine is cancelled while it
+    runs is abandoned and its thread replaced, as a synchronous generator's is."""
+    import evalkit.event_loops
+
+    from tests.support.distributions import write_distribution
+
+    monkeypatch.setattr(evalkit.event_loops.os, "cpu_count", lambda: 1)
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "hoarding-grader", "1.0", {"evalkit.graders": {"hoarding.grader": "hoarding_cli:Grader"}},
+        {"hoarding_cli.py": _HOARDING_GRADER},
+    )  # fmt: skip
+    result = cli("run", "evalkit.smoke", "--grader", "hoarding.grader", "--concurrency", "1", "--json", env={"PYTHONPATH": str(site)})
+    cases = {case["id"]: case for case in json.loads(result.stdout)["cases"]}
+    assert len(cases) == 7, result.stderr
+    assert cases.pop("echo-token")["passed"] is True, result.stdout
+    cancelled = "no grading within 1 s (grade_timeout); the grader was cancelled"
+    assert all(case["checks"][0]["error"] == cancelled for case in cases.values()), result.stdout
+
+
 def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
