@@ -206,6 +206,20 @@ class ReadinessCheck(Protocol):
         ...
 
 
+def read_wait_ready(value: object, named: str) -> float:
+    """How long the readiness probe may keep asking (:func:`check_generator_ready`'s ``wait_s``),
+    by one rule for ``evalkit run --wait-ready`` and ``evaluate_set(wait_ready=…)``: a duration
+    from 1 ms to a week, a number of seconds or text with a unit (``60``, ``"90s"``, ``"2m"``:
+    :func:`evalkit.durations.read_duration`), refused naming ``named`` otherwise; the number ``0``
+    (the library's default, as the option not given) asks once. The library had a rule of its own:
+    any number from 0 (``wait_ready=1e12`` waited for ever), and no unit (``"60s"`` refused)."""
+    from .durations import MAX_WAIT_S, read_duration
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+        return 0.0
+    return read_duration(value, named, most=MAX_WAIT_S)
+
+
 def check_generator_ready(
     bound: BoundGenerator, wait_s: float = 0.0, *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
 ) -> list[str]:
