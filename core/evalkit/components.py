@@ -13,6 +13,7 @@ import attrs
 from . import registry
 from .answers import Answer, ChatRequest, GenerationRequest, Turn
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
+from .durations import MAX_WAIT_S, read_duration
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
@@ -66,6 +67,7 @@ __all__ = [
     "stored_alias",
     "bind_generator",
     "check_generator_ready",
+    "read_wait_ready",
     "check_provider_known",
     "load_grader",
     "REFERENCE_INSTANCE",
@@ -213,8 +215,6 @@ def read_wait_ready(value: object, named: str) -> float:
     :func:`evalkit.durations.read_duration`), refused naming ``named`` otherwise; the number ``0``
     (the library's default, as the option not given) asks once. The library had a rule of its own:
     any number from 0 (``wait_ready=1e12`` waited for ever), and no unit (``"60s"`` refused)."""
-    from .durations import MAX_WAIT_S, read_duration
-
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
         return 0.0
     return read_duration(value, named, most=MAX_WAIT_S)
