@@ -767,6 +767,25 @@ def test_a_set_provider_that_never_returns_is_a_failed_provider_not_a_hung_comma
     assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
 
 
+def test_a_set_provider_whose_factory_never_returns_is_a_failed_provider_not_a_hung_command(cli, project) -> None:
+    """Every command that lists sets builds every provider first; a factory that never returned (a
+    connection to a server that never answers) hung `list sets`, `validate` and `run` for ever. It is
+    bounded as a retriever's factory is, by the provider's own limit (set_load_timeout), abandoned,
+    and reported by name; the other providers' sets are listed, validated and run."""
+    (project / "evalkit.toml").write_text("set_load_timeout = 1\n")
+    hang = {"EVALKIT_HOSTILE_HANG_SETS_FACTORY": "1"}
+    said = (
+        'golden prompt set provider "hanging" (evalkit-hostile-sets 0.1.0): its factory did not return within 1 s '
+        "(set_load_timeout); the call was abandoned"
+    )
+    listed = cli("list", "sets", env=hang, timeout=60)
+    assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
+    assert said in " ".join(listed.stderr.split())
+    assert cli("validate", "evalkit.smoke", env=hang, timeout=60).code == 0
+    ran = cli("run", "evalkit.smoke", "--json", env=hang, timeout=60)
+    assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
+
+
 def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, project) -> None:
     """A provider returning a generator of sets that never ends was read until set_load_timeout
     (330 MB in 5 s; the default is 300 s). Its listing is read up to 10,000 sets, then it is a failed
@@ -2881,6 +2900,46 @@ def test_an_async_grader_whose_thread_outlives_grade_timeout_does_not_hold_the_r
     said = result.stdout + result.stderr
     assert "no grading within 1 s (grade_timeout); the grader was cancelled" in said, said
     assert stored_runs(project) == 1
+
+
+_HOARDING_GRADER = """
+import asyncio, time
+from evalkit import Grading
+
+class Grader:
+    yardstick = "hoarding:v1"
+
+    async def agrade(self, prompt, answer):
+        if prompt.id != "echo-token":  # six cases: a call off the loop that outlives grade_timeout
+            await asyncio.to_thread(time.sleep, 60)
+        else:  # the last case: one that returns at once
+            await asyncio.to_thread(time.sleep, 0)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_an_async_graders_threads_that_outlive_grade_timeout_do_not_starve_the_later_cases(project, cli, monkeypatch) -> None:
+    """Each call of an async grader's ``asyncio.to_thread`` cancelled at grade_timeout kept one of
+    the loop's pool threads (``min(32, cpus + 4)``, five here) busy: once all were, every later
+    call waited in the queue, and a grading that returns at once failed "no grading within 1 s" —
+    six stuck cases cost the run all the rest. A call whose awaiting coroutine is cancelled while it
+    runs is abandoned and its thread replaced, as a synchronous generator's is."""
+    import evalkit.event_loops
+
+    from tests.support.distributions import write_distribution
+
+    monkeypatch.setattr(evalkit.event_loops.os, "cpu_count", lambda: 1)
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "hoarding-grader", "1.0", {"evalkit.graders": {"hoarding.grader": "hoarding_cli:Grader"}},
+        {"hoarding_cli.py": _HOARDING_GRADER},
+    )  # fmt: skip
+    result = cli("run", "evalkit.smoke", "--grader", "hoarding.grader", "--concurrency", "1", "--json", env={"PYTHONPATH": str(site)})
+    cases = {case["id"]: case for case in json.loads(result.stdout)["cases"]}
+    assert len(cases) == 7, result.stderr
+    assert cases.pop("echo-token")["passed"] is True, result.stdout
+    cancelled = "no grading within 1 s (grade_timeout); the grader was cancelled"
+    assert all(case["checks"][0]["error"] == cancelled for case in cases.values()), result.stdout
 
 
 def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001

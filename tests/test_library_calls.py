@@ -178,7 +178,7 @@ class _Generator:
         ({"baseline": 5}, "baseline"),
         ({"on_case": 5}, "on_case"),
         ({"on_start": "print"}, "on_start"),
-        ({"wait_ready": "30"}, "wait_ready"),
+        ({"wait_ready": "30x"}, "wait_ready"),
         ({"wait_ready": None}, "wait_ready"),
         ({"wait_ready": -1}, "wait_ready"),
         ({"command_args": "--cache"}, "command_args"),
@@ -239,12 +239,39 @@ def test_a_readiness_wait_that_is_no_number_of_seconds_is_refused_not_waited_for
             raise ConnectionError("connection refused")
 
     bound = BoundGenerator(Down(), "local", "local", "m", True)
-    with pytest.raises(
-        UsageError, match=r"^evaluate_set: wait_ready must be a number of seconds from 0 .*, got float (nan|inf)"
-    ):
-        evaluate_set(
-            "evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, bound_generator=bound, wait_ready=wait
-        )
+    with pytest.raises(UsageError, match=r"^evaluate_set: wait_ready must be a duration from 1 ms to 7 days .*, got (nan|inf)"):
+        evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, bound_generator=bound, wait_ready=wait)
+
+
+def test_wait_ready_is_read_by_the_rule_of_the_command_lines_wait_ready(evalkit_cli, tmp_path: Path) -> None:
+    """``evaluate_set(wait_ready=…)`` had a rule of its own: any number from 0 (``1e12`` asked a
+    server that never came up for 31,000 years) and no unit (``"90s"`` refused), where
+    ``--wait-ready`` takes a duration from 1 ms to 7 days, with a unit or without. Both read it by
+    one rule (``evalkit.components.read_wait_ready``), refusing in the same words; 0 asks once."""
+    from evalkit import evaluate_set
+    from evalkit.components import BoundGenerator
+    from evalkit.errors import GeneratorUnavailableError
+
+    class Down:
+        def generate(self, request: object) -> str:
+            return "never asked"
+
+        def check_ready(self) -> None:
+            raise ConnectionError("connection refused")
+
+    given = {"database": "sqlite:///:memory:", "cwd": tmp_path}
+    rule = "wait_ready must be a duration from 1 ms to 7 days (a number of seconds, or one with a unit s, m, h, d or w: 90s, 30m, 2h, 1d), got "
+    for wait, shown in ((1e12, "1000000000000.0"), (0.0001, "0.0001")):
+        with pytest.raises(UsageError) as caught:  # the run went ahead (no probe to wait for)
+            evaluate_set("evalkit.smoke", wait_ready=wait, **given)
+        assert str(caught.value) == f"evaluate_set: {rule}{shown}"
+    given["bound_generator"] = BoundGenerator(Down(), "local", "local", "m", True)
+    cli = evalkit_cli("run", "evalkit.smoke", "--database", "sqlite:///:memory:", "--wait-ready", "1e12")
+    assert cli.code == 2 and f'--{rule.replace("_", "-")}"1e12"' in cli.stderr, cli.stderr
+    with pytest.raises(GeneratorUnavailableError, match="is not ready after waiting 0.5 s"):
+        evaluate_set("evalkit.smoke", wait_ready="0.5s", **given)
+    with pytest.raises(GeneratorUnavailableError, match="is not ready, so nothing was run"):
+        evaluate_set("evalkit.smoke", wait_ready=0, **given)
 
 
 def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:

@@ -87,6 +87,31 @@ def test_a_third_party_store_failing_as_a_run_reads_it_before_beginning_is_said_
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
+@pytest.mark.parametrize("lost", ["cursor", "generator"])
+@pytest.mark.parametrize("command", [("show", "r-1", "--json"), ("show", "r-1", "--show-all")])
+def test_a_third_party_store_whose_case_iterator_fails_while_read_is_said_as_the_stores_failure(
+    evalkit_cli, plugin_dists, project: Path, lost, command
+) -> None:
+    """A store's ``iter_cases`` returned an iterator (its client's cursor) that yielded a case, then
+    raised its lost connection: raised after the method had returned, it passed through no frame
+    of the store, and was said as evalkit's internal error with a traceback (exit 2, "no run was
+    stored"). It is the store's failure, as what its methods raise is: exit 3, naming the store's
+    class and what it raised. A generator of the store's own was told so already."""
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins")}
+    store = ("--database", f"outsiderpaged://{project / 'store.db'}")
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    ran = evalkit_cli("run", "outsider.graded", "--provider", "self", "--run-id", "r-1", *store, env=env)
+    assert ran.code == 0, ran.stderr
+    result = evalkit_cli(*command, *store, env={**env, "OUTSIDER_PAGED_LOST": lost})
+    assert result.code == 3, (result.code, result.stderr)
+    said = (
+        "evalkit: error: the results store failed: evalkit_outsider_plugins.PagingStore raised ConnectionResetError: "
+        "[Errno 104] Connection reset by peer: 'outsiderpaged'"
+    )
+    assert said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
 @pytest.mark.parametrize("scheme", ["outsidermisshapen", "outsiderslotted"])
 def test_a_third_party_store_that_gives_back_no_run_is_refused_naming_it(cli, project: Path, scheme) -> None:
     """A store whose ``begin_run`` returned ``None`` ended ``evalkit run`` in an internal error

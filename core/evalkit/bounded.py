@@ -49,8 +49,14 @@ class BoundedCalls:
     busy at once: a pool sized for a million calls in flight starts only as many as are made.
     """
 
-    def __init__(self, concurrency: int, name: str = "evalkit-retrieve") -> None:
-        self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
+    def __init__(self, concurrency: int, name: str = "evalkit-retrieve", *, abandon_on_cancel: bool = False) -> None:
+        """``abandon_on_cancel``: a call's future cancelled while the call runs abandons it (as
+        :meth:`abandon` does), for a caller that only cancels (an event loop's default executor:
+        a coroutine awaiting ``asyncio.to_thread`` cancelled at its time limit cancels the future)."""
+        self._abandon_on_cancel = abandon_on_cancel
+        self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = (
+            queue.SimpleQueue()
+        )
         self._name = name
         self._limit = concurrency
         self._workers = 0
@@ -80,7 +86,7 @@ class BoundedCalls:
     def submit(self, call: Callable[..., _T], *args: Any) -> Future[_T]:
         """Queue ``call(*args)``; an idle thread, or a new one while fewer than ``concurrency``
         run, starts it at once."""
-        future: Future[_T] = Future()
+        future: Future[_T] = _Abandonable(self) if self._abandon_on_cancel else Future()
         self._tasks.put((future, call, args))
         with self._lock:
             if not self._idle.acquire(blocking=False) and self._workers < self._limit:
@@ -89,15 +95,39 @@ class BoundedCalls:
 
     def abandon(self, future: Future[Any]) -> None:
         """Stop waiting for ``future``: its thread stays stuck, a new one takes its place."""
-        if not future.cancel():
-            with self._lock:
-                self._limit += 1
-                self._spawn()
+        if not future.cancel() and not isinstance(future, _Abandonable):  # one abandons itself
+            self._replace_stuck()
+
+    def _replace_stuck(self) -> None:
+        with self._lock:
+            self._limit += 1
+            self._spawn()
 
     def close(self) -> None:
         """Let the idle threads end (stuck ones end with the process)."""
         for _ in range(self._workers):
             self._tasks.put(_STOP)
+
+
+class _Abandonable(Future):  # type: ignore[type-arg]
+    """A future of :class:`BoundedCalls` made with ``abandon_on_cancel``: cancelled while its call
+    runs, the call is abandoned and a fresh thread takes its place (once). Without it each call
+    whose waiter was cancelled at its limit held one of the pool's threads for ever, and once they
+    were all held every later call waited in the queue: an async grader's ``asyncio.to_thread``
+    that never returned, in six cases, failed every case after them at ``grade_timeout``."""
+
+    def __init__(self, calls: BoundedCalls) -> None:
+        super().__init__()
+        self._calls: BoundedCalls | None = calls
+
+    def cancel(self) -> bool:
+        """Cancel a call not yet started; abandon one that runs (``False``, as ``Future.cancel``)."""
+        if super().cancel():
+            return True
+        calls, self._calls = self._calls, None
+        if calls is not None and not self.done():
+            calls._replace_stuck()  # noqa: SLF001 - the pool's own future
+        return False
 
 
 def call_within(call: Callable[[], _T], limit: float, name: str) -> _T:
@@ -111,4 +141,3 @@ def call_within(call: Callable[[], _T], limit: float, name: str) -> _T:
         return wait_for(calls.submit(call), limit)
     finally:
         calls.close()
-

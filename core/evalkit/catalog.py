@@ -162,7 +162,10 @@ def load_catalog(
     :class:`ConfigAware` provider is given ``config`` first (when one is passed). A provider that
     fails to import, is missing an option, or raises is recorded in ``failures``; the others still
     count. So is one whose ``method`` does not return within ``config.set_load_timeout`` seconds
-    (default 300; in the main thread, where :func:`~evalkit.timeouts.alarm_bounded` can interrupt it).
+    (default 300; in the main thread, where :func:`~evalkit.timeouts.alarm_bounded` can interrupt it),
+    and one whose factory does not return within that limit (in any thread: it is called as a
+    retriever's factory is, on a daemon thread of its own that is abandoned at the limit,
+    :func:`evalkit.registry.instantiate_within`).
     """
     from .options import provider_table
 
@@ -175,6 +178,12 @@ def load_catalog(
             configs[0] = load_config()
         return configs[0]
 
+    # A provider that never returns (a download that stalls, a connection that never answers) would
+    # hang every command that lists sets: its factory and its listing each have a time limit.
+    from .config import DEFAULT_SET_LOAD_TIMEOUT_S
+    from .timeouts import alarm_bounded, alarms_reach_this_thread
+
+    limit = getattr(config, "set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S)
     sets: dict[str, SourcedSet] = {}
     owners: dict[str, list[registry.PluginRecord]] = {}
     failures = list(registry.refused(group))  # entry points refused at the scan (a name of millions of characters)
@@ -189,19 +198,16 @@ def load_catalog(
             refused_tables: list[str] = []  # a set's own invalid table fails that set only
             if isinstance(factory, (DeclaresOptions, TableOptions)):
                 _, options = provider_table(record, factory, project_config(), refused=refused_tables)
-            loaded.append((record, registry.instantiate(record, factory, **options)))
+            # bounded as a retriever's factory is (registry.instantiate_within), by the limit its
+            # listing has: one that never returned hung `list`, `validate` and `run` for ever
+            loaded.append((record, registry.instantiate_within(record, factory, options, (limit, "set_load_timeout"))))
         except (PluginError, ConfigError) as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
         failures.extend(registry.PluginFailure(record, problem) for problem in refused_tables)
     for provider in extra_providers:
         local = registry.PluginRecord(group, type(provider).__name__, "", "(in process)", "")
         loaded.append((local, provider))
-    # A provider that never returns (a download that stalls) would hang every command that lists
-    # sets: in the main thread, where signals arrive, its call has a time limit.
-    from .config import DEFAULT_SET_LOAD_TIMEOUT_S
-    from .timeouts import alarm_bounded, alarms_reach_this_thread
-
-    limit = getattr(config, "set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S)
+    # the listing, in the main thread (where signals arrive), is interrupted at the limit
     bounded = alarms_reach_this_thread()
     for record, provider in loaded:
         try:

@@ -13,6 +13,7 @@ import attrs
 from . import registry
 from .answers import Answer, ChatRequest, GenerationRequest, Turn
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
+from .durations import MAX_WAIT_S, read_duration
 from .errors import PLUGIN_FAILURES, ConfigError, EvalkitWarning, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
@@ -69,6 +70,7 @@ __all__ = [
     "stored_alias",
     "bind_generator",
     "check_generator_ready",
+    "read_wait_ready",
     "check_provider_known",
     "load_grader",
     "REFERENCE_INSTANCE",
@@ -209,6 +211,18 @@ class ReadinessCheck(Protocol):
     def check_ready(self) -> Iterable[str] | None:
         """Raise an :class:`~evalkit.errors.EvalkitError` (or any exception) if not ready; return warnings."""
         ...
+
+
+def read_wait_ready(value: object, named: str) -> float:
+    """How long the readiness probe may keep asking (:func:`check_generator_ready`'s ``wait_s``),
+    by one rule for ``evalkit run --wait-ready`` and ``evaluate_set(wait_ready=…)``: a duration
+    from 1 ms to a week, a number of seconds or text with a unit (``60``, ``"90s"``, ``"2m"``:
+    :func:`evalkit.durations.read_duration`), refused naming ``named`` otherwise; the number ``0``
+    (the library's default, as the option not given) asks once. The library had a rule of its own:
+    any number from 0 (``wait_ready=1e12`` waited for ever), and no unit (``"60s"`` refused)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+        return 0.0
+    return read_duration(value, named, most=MAX_WAIT_S)
 
 
 def check_generator_ready(

@@ -23,7 +23,11 @@ from .errors import UsageError
 from .shapes import MIN_SECONDS, clipped, decimal_text, finite_number, seconds_between
 from .wording import quoted
 
-__all__ = ["UNIT_SECONDS", "duration_rule", "read_duration", "spoken_seconds"]
+__all__ = ["MAX_WAIT_S", "UNIT_SECONDS", "duration_rule", "read_duration", "spoken_seconds"]
+
+#: The longest wait evalkit is asked for: ``--timeout``, ``--poll``, ``--wait-ready`` (and the
+#: library's ``wait_ready``): a week.
+MAX_WAIT_S = 7 * 86400
 
 #: The units a duration may carry, in seconds.
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -121,7 +121,9 @@ class _UnwaitedExecutor(concurrent.futures.ThreadPoolExecutor):
         from .bounded import BoundedCalls
 
         super().__init__(max_workers=1)  # its own threads are never started: submit is the pool's
-        self._calls = BoundedCalls(min(32, (os.cpu_count() or 1) + 4), name="evalkit-loop")
+        # a call whose awaiting coroutine was cancelled at its time limit is abandoned, its thread
+        # replaced: stuck ones held the pool's threads until no call could start
+        self._calls = BoundedCalls(min(32, (os.cpu_count() or 1) + 4), name="evalkit-loop", abandon_on_cancel=True)
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:  # type: ignore[override]
         """``fn(*args, **kwargs)`` on one of the pool's daemon threads."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .durations import read_duration
+from .durations import MAX_WAIT_S, read_duration
 from .errors import RunNotFinished
 from .runs import Run, RunStatus
 from .storage import counted_so_far
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_WAIT_S", "parse_duration", "wait_for_run"]
 
-#: The longest ``--timeout``, ``--poll`` or ``--wait-ready``: a week.
-MAX_WAIT_S = 7 * 86400
 
 
 def parse_duration(text: str, named: str = "a duration") -> float:

@@ -375,10 +375,10 @@ def _wait_ready(args: Arguments) -> float:
     """``--wait-ready`` in seconds (0 when not given); says on stderr that the run may wait."""
     if not args.wait_ready:
         return 0.0
-    from ..waiting import parse_duration
+    from ..components import read_wait_ready
     from .console import console
 
-    seconds = parse_duration(args.wait_ready, "--wait-ready")
+    seconds = read_wait_ready(args.wait_ready, "--wait-ready")
     console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
     return seconds
 

@@ -34,10 +34,11 @@ OPTIONAL_NAME: Kind = (
 )
 FLAG: Kind = ("True or False", lambda value: isinstance(value, bool))
 CALLBACK: Kind = ("a callable or None", lambda value: value is None or callable(value))
-#: Seconds to wait: a finite number from 0 (``float("nan")`` made a readiness wait that never ends).
+#: A duration (``wait_ready``): a number of seconds or text with a unit; its value is read by the
+#: command line's rule after this (:func:`evalkit.components.read_wait_ready`).
 SECONDS: Kind = (
-    "a number of seconds from 0 (an int or a float)",
-    lambda value: isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"),
+    'a duration (a number of seconds, or text with a unit: 60, "90s", "2m")',
+    lambda value: isinstance(value, (int, float, str)) and not isinstance(value, bool),
 )
 #: Command-line words (a resume command repeats them): a list or tuple of text.
 WORDS: Kind = (

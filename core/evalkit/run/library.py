@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import hooks
-from ..components import BoundGenerator
+from ..components import BoundGenerator, read_wait_ready
 from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
@@ -221,7 +221,7 @@ def evaluate_set(
     baseline_file: BaselineFile | None = None,
     keep_cases: bool = True,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
-    wait_ready: float = 0.0,
+    wait_ready: float | str = 0.0,
     budget: Decimal | str | None = None,
     max_requests: int | None = None,
     cache: bool | None = None,
@@ -264,8 +264,9 @@ def evaluate_set(
     store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
     is read back at all: the verdict is counted and compared by the store a page at a time, so
     memory stays flat however large the set. The CLI reads the cases it prints from the store.
-    ``wait_ready``: seconds the generator's readiness probe may keep asking a server that is still
-    starting (0: it asks once).
+    ``wait_ready``: how long the generator's readiness probe may keep asking a server that is still
+    starting, by ``--wait-ready``'s rule (:func:`~evalkit.components.read_wait_ready`): a number of
+    seconds or text with a unit (``60``, ``"90s"``), from 1 ms to a week; 0 (the default): it asks once.
     ``on_stored``: for a run this call begins (not one resumed or joined), called after each commit
     with the cases it stored, in stored order and as the store reads them back (privacy level and
     secrets applied), when the store can tell that without reading
@@ -287,6 +288,7 @@ def evaluate_set(
     accepted as a baseline automatically.
     """
     check_arguments("evaluate_set", locals(), _PROMPT_RUN_ARGUMENTS)
+    wait_ready = read_wait_ready(wait_ready, "evaluate_set: wait_ready")  # by --wait-ready's rule
     cwd = Path(cwd) if cwd is not None else None
     if loop_running():  # a Jupyter cell, an async handler: asyncio.run() would refuse this thread
         arguments = dict(locals())

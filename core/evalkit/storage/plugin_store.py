@@ -22,6 +22,8 @@ __all__ = ["PluginStore", "plugin_store_failure", "store_failure_said", "unwrapp
 
 #: The base protocol's methods that give a run back, with whether ``None`` is an answer.
 _RUN_RETURNS = (("begin_run", False), ("finish_run", False), ("get_run", True))
+#: The methods of the store protocols that give back an iterator, read after the method returned.
+_ITERATOR_RETURNS = ("iter_cases", "paired_cases", "case_usage")
 #: Every member of the base protocol and of each optional capability: what the adapter offers when
 #: (and only when) the store offers it.
 _MEMBERS = tuple(sorted({name for protocol in STORE_PROTOCOLS for name, _ in protocol_members(protocol)}))
@@ -34,7 +36,9 @@ class PluginStore:
     (``get_run``: or ``None``) as the store's failure naming the plugin, ``label``
     (``repository "acme" (acme 1.0)``), the method and what it returned; every other member of
     the store protocols is the store's own (its bound method), present on the adapter only when
-    the store has it, so an ``isinstance`` check against a capability answers for the store. Any
+    the store has it, so an ``isinstance`` check against a capability answers for the store; what
+    ``iter_cases``, ``paired_cases`` and ``case_usage`` give back is read through a frame of the
+    store's (:func:`_pages_of`), so that a failure while it is read is told as the store's. Any
     other attribute is read from the store."""
 
     def __init__(self, wrapped: Any, label: str) -> None:
@@ -49,6 +53,10 @@ class PluginStore:
             method = self.__dict__.get(name)
             if callable(method):
                 setattr(self, name, _checked(method, name, none_too, label))
+        for name in _ITERATOR_RETURNS:
+            method = self.__dict__.get(name)
+            if callable(method):
+                setattr(self, name, _read_through(method, wrapped))
 
     def __getattr__(self, name: str) -> Any:
         """An attribute of the store the protocols do not name (``url``, ``runs_started_before``)."""
@@ -77,15 +85,35 @@ def _checked(method: Any, name: str, none_too: bool, label: str) -> Any:
     return checked
 
 
+def _read_through(method: Any, store: Any) -> Any:
+    """``method`` (one of the store's :data:`_ITERATOR_RETURNS`), its iterator read through
+    :func:`_pages_of`: what is raised while it is read (its client's cursor losing the connection
+    after the first page) passed through no frame of the store once the method had returned, and
+    was said as evalkit's internal error, exit 2; now :func:`_through` finds the store in it."""
+
+    @functools.wraps(method)
+    def read(*args: Any, **kwargs: Any) -> Any:
+        return _pages_of(store, method(*args, **kwargs))
+
+    return read
+
+
+def _pages_of(store: Any, iterable: Any) -> Any:
+    """``iterable``, which ``store`` returned, read through a frame whose first argument is
+    ``store``: what reading it raises passed through that store (:func:`_through`)."""
+    yield from iterable
+
+
 def unwrapped(repository: Any) -> Any:
     """The store a :class:`PluginStore` holds; any other repository as it is."""
     return repository.wrapped if isinstance(repository, PluginStore) else repository
 
 
 def _through(exc: BaseException, store: Any) -> bool:
-    """Whether ``exc`` was raised in or through a method of the object ``store`` itself (a frame of
-    its traceback whose first argument — ``self`` — is ``store``): the store's own failure, where
-    an error from elsewhere in its package (another of its plugins, a second store) is not."""
+    """Whether ``exc`` was raised in or through a method of the object ``store`` itself, or while an
+    iterator one of them returned was read (a frame of its traceback whose first argument —
+    ``self``, or :func:`_pages_of`'s ``store`` — is ``store``): the store's own failure, where an
+    error from elsewhere in its package (another of its plugins, a second store) is not."""
     frame = exc.__traceback__
     while frame is not None:
         code = frame.tb_frame.f_code

@@ -508,7 +508,19 @@ class ExitingAsyncGenerator(ExitingGenerator):
 
 class HangingSets:
     """A set provider whose listing never returns while ``$EVALKIT_HOSTILE_HANG_SETS`` is set (a
-    download that stalls), swallowing every ``Exception`` that interrupts it; no sets otherwise."""
+    download that stalls), swallowing every ``Exception`` that interrupts it; no sets otherwise.
+    Its factory never returns while ``$EVALKIT_HOSTILE_HANG_SETS_FACTORY`` is set (a connection
+    opened at creation to a server that never answers), swallowing every ``Exception`` likewise."""
+
+    def __init__(self) -> None:
+        import os
+        import threading
+
+        while os.environ.get("EVALKIT_HOSTILE_HANG_SETS_FACTORY"):
+            try:
+                threading.Event().wait()
+            except Exception:  # noqa: S112 - the hostile part
+                continue
 
     def golden_prompt_sets(self) -> Iterable[GoldenPromptSet]:
         """Nothing, or never; with ``$EVALKIT_HOSTILE_ENDLESS_SETS``, a generator of sets that never ends;

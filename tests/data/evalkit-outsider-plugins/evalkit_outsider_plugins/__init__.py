@@ -212,3 +212,84 @@ class OddSecretsGenerator:
         from evalkit import Answer
 
         return Answer(text="x", model="m")
+
+
+class PagingStore:
+    """A results store (``outsiderpaged:///path.db``: SQLite underneath, evalkit's own store
+    composed, not inherited) that streams a run's cases, and whose connection is lost after the
+    first page: the iterator ``iter_cases`` returns yields the first case, then raises ``OSError``
+    — from the client's cursor (``$OUTSIDER_PAGED_LOST=cursor``), from a generator of the
+    store's own (``=generator``), or not at all (unset)."""
+
+    def __init__(self, url: str) -> None:
+        """Opens the SQLite store the URL's path names."""
+        from evalkit.storage import open_repository
+
+        self.sql = open_repository("sqlite://" + url.partition("://")[2])
+
+    def __getattr__(self, name: str):
+        return getattr(self.sql, name)
+
+    def begin_run(self, run):
+        """As SQLite's."""
+        return self.sql.begin_run(run)
+
+    def record_cases(self, run_id, cases, privacy) -> None:
+        """As SQLite's."""
+        self.sql.record_cases(run_id, cases, privacy)
+
+    def finish_run(self, run_id, status, finished_at, **what):
+        """As SQLite's."""
+        return self.sql.finish_run(run_id, status, finished_at, **what)
+
+    def get_run(self, run_id, with_cases=True):
+        """As SQLite's."""
+        return self.sql.get_run(run_id, with_cases)
+
+    def case_tally(self, run_id):
+        """As SQLite's."""
+        return self.sql.case_tally(run_id)
+
+    def paired_cases(self, run_id, baseline_id):
+        """As SQLite's."""
+        return self.sql.paired_cases(run_id, baseline_id)
+
+    def record_cases_as_stored(self, run_id, cases, privacy):
+        """As SQLite's."""
+        return self.sql.record_cases_as_stored(run_id, cases, privacy)
+
+    def iter_cases(self, run_id, *, notable_only=False):
+        """The run's cases, until the connection is lost after the first."""
+        import os
+
+        lost = os.environ.get("OUTSIDER_PAGED_LOST")
+        cases = self.sql.iter_cases(run_id, notable_only=notable_only)
+        if lost == "generator":
+            return self._pages(cases)
+        if lost == "cursor":
+            return _LosingCursor(cases)
+        return cases
+
+    def _pages(self, cases):
+        yield next(cases)
+        raise OSError(104, "Connection reset by peer", "outsiderpaged")
+
+    def close(self) -> None:
+        """Closes the SQLite store."""
+        self.sql.close()
+
+
+class _LosingCursor:
+    """A database client's cursor whose connection is lost after one row."""
+
+    def __init__(self, rows) -> None:
+        self.rows, self.read = rows, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.read += 1
+        if self.read > 1:
+            raise OSError(104, "Connection reset by peer", "outsiderpaged")
+        return next(self.rows)
