@@ -48,7 +48,13 @@ def test_the_cli_says_so_and_exits_2(evalkit_cli) -> None:
 
 
 #: Commands that read the store (never create it) and the one that writes it.
-_STORE_COMMANDS = (("history", "evalkit.smoke"), ("show", "r1"), ("db", "status"), ("baseline", "show", "evalkit.smoke"), ("run", "evalkit.smoke"))
+_STORE_COMMANDS = (
+    ("history", "evalkit.smoke"),
+    ("show", "r1"),
+    ("db", "status"),
+    ("baseline", "show", "evalkit.smoke"),
+    ("run", "evalkit.smoke"),
+)
 
 
 @pytest.mark.parametrize("command", _STORE_COMMANDS, ids=lambda c: c[0])
@@ -109,7 +115,9 @@ def test_a_store_under_the_home_folder_is_there_not_in_a_folder_named_tilde(eval
     home.mkdir()
     assert evalkit_cli("run", "evalkit.smoke", "--database", "sqlite:///~/runs.db", env={"HOME": str(home)}).code == 0
     # the home folder is outside the project: a configuration names a store there only where it allows it
-    (project / "evalkit.toml").write_text(f'database = "sqlite:///~/configured.db"\n[sets]\nallow_outside = ["{home}"]\n')
+    (project / "evalkit.toml").write_text(
+        f'database = "sqlite:///~/configured.db"\n[sets]\nallow_outside = ["{home}"]\n'
+    )
     assert evalkit_cli("run", "evalkit.smoke", env={"HOME": str(home)}).code == 0
     assert sorted(p.name for p in home.iterdir() if p.suffix == ".db") == ["configured.db", "runs.db"]
     assert not (project / "~").exists()
@@ -124,7 +132,9 @@ def test_a_store_under_the_home_folder_is_there_not_in_a_folder_named_tilde(eval
         ("sqlite:///results.db#main", "#main"),
     ],
 )
-@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])
+@pytest.mark.parametrize(
+    "command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0]
+)
 def test_a_sqlite_url_with_a_query_or_fragment_is_refused_not_made_a_file_name(
     evalkit_cli, project, url: str, left: str, command: tuple[str, ...]
 ) -> None:
@@ -163,10 +173,20 @@ def _tables(path) -> list[str]:
         return sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
 
 
-_READERS = (("history", "evalkit.smoke"), ("show", "r1"), ("compare", "r1", "r2"), ("report", "r1"), ("cache", "stats"), ("flaky", "evalkit.smoke"), ("baseline", "show", "evalkit.smoke"))
+_READERS = (
+    ("history", "evalkit.smoke"),
+    ("show", "r1"),
+    ("compare", "r1", "r2"),
+    ("report", "r1"),
+    ("cache", "stats"),
+    ("flaky", "evalkit.smoke"),
+    ("baseline", "show", "evalkit.smoke"),
+)
 
 
-@pytest.mark.parametrize("command", [*_READERS, ("db", "status"), ("db", "upgrade"), ("run", "evalkit.smoke")], ids=" ".join)
+@pytest.mark.parametrize(
+    "command", [*_READERS, ("db", "status"), ("db", "upgrade"), ("run", "evalkit.smoke")], ids=" ".join
+)
 def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(evalkit_cli, tmp_path, command) -> None:
     # `--database sqlite:///app.db` (a typo, a wrong variable) wrote evalkit's tables into the app's
     # own database, even for a command that only reads
@@ -198,11 +218,17 @@ def test_a_command_that_reads_never_makes_an_empty_file_a_store(evalkit_cli, tmp
 @pytest.mark.parametrize(
     ("url", "env", "message"),
     [
-        ("sqlite:///~nosuchuser-h3/runs.db", None, "names the home folder of user 'nosuchuser-h3', who does not exist here"),
+        (
+            "sqlite:///~nosuchuser-h3/runs.db",
+            None,
+            "names the home folder of user 'nosuchuser-h3', who does not exist here",
+        ),
         ("sqlite:///~/runs.db", {"HOME": ""}, "names the home folder (~), but HOME is set and empty"),
     ],
 )
-def test_a_home_folder_that_cannot_be_found_is_refused_not_made_a_folder_or_the_root(evalkit_cli, project, url, env, message) -> None:
+def test_a_home_folder_that_cannot_be_found_is_refused_not_made_a_folder_or_the_root(
+    evalkit_cli, project, url, env, message
+) -> None:
     # `~nosuchuser` made a folder of that name in the working directory; HOME="" put the store at /runs.db
     for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
         result = evalkit_cli(*command, "--database", url, env=env)
@@ -210,7 +236,9 @@ def test_a_home_folder_that_cannot_be_found_is_refused_not_made_a_folder_or_the_
     assert list(project.iterdir()) == [] and not Path("/runs.db").exists()
 
 
-def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it(evalkit_cli, project, tmp_path) -> None:
+def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it(
+    evalkit_cli, project, tmp_path
+) -> None:
     # "evalkit: error: database disk image is malformed" said which store nowhere: with
     # EVALKIT_DATABASE_URL or a configured database, the user could not tell which file to restore
     import sqlite3
@@ -225,7 +253,13 @@ def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it
     with store.open("r+b") as file:
         file.seek(3 * 4096)
         file.write(bytes(range(256)) * 64)  # four pages of the same garbage every time
-    for command in (("history", "evalkit.smoke"), ("show", run_id), ("compare", run_id, run_id), ("report", run_id), ("run", "evalkit.smoke")):
+    for command in (
+        ("history", "evalkit.smoke"),
+        ("show", run_id),
+        ("compare", run_id, run_id),
+        ("report", run_id),
+        ("run", "evalkit.smoke"),
+    ):
         result = evalkit_cli(*command, "--database", url)
         assert result.code == 2, (command, result.stderr)
         assert f"database {url}: " in result.stderr and "malformed" in result.stderr, (command, result.stderr)
@@ -280,7 +314,50 @@ def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(eval
     for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
         result = evalkit_cli(*command, "--database", url)
         assert result.code == 2 and "cannot open database postgres" in result.stderr, result.stderr
-        assert "s3cretpw" not in result.stderr + result.stdout and "password=***" in result.stderr.lower(), result.stderr
+        assert "s3cretpw" not in result.stderr + result.stdout and "password=***" in result.stderr.lower(), (
+            result.stderr
+        )
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://ci:s3cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+        ("postgresql://ci:s3:cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+        ("postgresql://ci:s3cret#tail9@x@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+    ],
+)
+def test_a_password_holding_an_at_sign_is_hidden_whole(evalkit_cli, url: str, shown: str) -> None:
+    # urlsplit (peewee's parser) ends the user info at the last "@": the password is "s3cret@tail9",
+    # and up to the first "@" its tail was printed ("ci:***@tail9@127.0.0.1:1/evalkit")
+    for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2 and shown in result.stderr, result.stderr
+        assert "tail9" not in result.stderr + result.stdout and "s3" not in result.stderr + result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ci:s3cret/x@127.0.0.1:1/evalkit",  # "/" ends the authority: the port read "s3cret"
+        "postgresql://ci:s3cret?x@127.0.0.1:1/evalkit",
+        "postgresql://ci:s3c[ret@127.0.0.1:1/evalkit",  # "[" read as an IPv6 host
+    ],
+)
+def test_a_password_that_breaks_the_url_is_not_quoted_by_its_parse_error(evalkit_cli, url: str) -> None:
+    # urlsplit's "Port could not be cast to integer value as 's3cret'" was printed whole
+    result = evalkit_cli("history", "evalkit.smoke", "--database", url)
+    assert result.code == 2 and "postgresql://ci:***@127.0.0.1:1/evalkit" in result.stderr, result.stderr
+    assert "s3c" not in result.stderr + result.stdout, result.stderr
+    assert "percent-encoded" in result.stderr and "%2F" in result.stderr, result.stderr
+
+
+def test_a_percent_encoded_user_password_and_database_are_decoded_as_libpq_decodes_them() -> None:
+    # peewee's parse kept "p%40ss" as written: psql took the URL, evalkit failed authentication
+    from evalkit.storage.engine import connect
+
+    db = connect("postgresql://c%69:p%40ss%2Fw%23rd@127.0.0.1:1/my%20store")
+    assert (db.database, db.connect_params["user"], db.connect_params["password"]) == ("my store", "ci", "p@ss/w#rd")
 
 
 @pytest.mark.parametrize("scheme", ["SQLITE", "Sqlite"])
@@ -303,7 +380,9 @@ def _names_in(project) -> list[str]:
     return sorted(p.name for p in project.iterdir())
 
 
-def test_an_upper_case_scheme_outside_the_project_is_refused_like_a_lower_case_one(evalkit_cli, project, tmp_path) -> None:
+def test_an_upper_case_scheme_outside_the_project_is_refused_like_a_lower_case_one(
+    evalkit_cli, project, tmp_path
+) -> None:
     # read as no SQLite file at all, SQLITE:///../x.db slipped past the rule that a project's store lies inside it
     (project / "evalkit.toml").write_text('database = "SQLITE:///../outside.db"\n')
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "reference")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 import peewee as pw
 
@@ -131,7 +132,9 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
                 keep_from_outputs(path + suffix, f"the results store's file ({redact_url(url)})")
         timeout = busy_timeout_s()
         if read_only:
-            return pw.SqliteDatabase(path, timeout=timeout, pragmas={"busy_timeout": int(timeout * 1000), "query_only": 1})
+            return pw.SqliteDatabase(
+                path, timeout=timeout, pragmas={"busy_timeout": int(timeout * 1000), "query_only": 1}
+            )
         return pw.SqliteDatabase(
             path,
             timeout=timeout,
@@ -149,7 +152,11 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
         from playhouse.db_url import parse  # imports every playhouse backend: only for PostgreSQL
 
         check_postgres_url(url)
-        params = parse(url)
+        # A URL's user, password and database are percent-encoded (RFC 3986; libpq, psql and
+        # SQLAlchemy decode them): peewee's parse keeps them as written unless asked, so a password
+        # holding "@", "/" or "#" written as "%40", "%2F", "%23" was sent as those six characters.
+        params = parse(url, unquote_password=True, unquote_user=True)
+        params["database"] = unquote(str(params["database"]))
         options = str(params.get("options", ""))
         if "lock_timeout" not in options:
             # A row lock held by another session gets the busy timeout SQLite has, not forever.
@@ -178,5 +185,9 @@ def open_database(url: str, *, writing: bool = False, read_only: bool = False) -
                     db.close()
                 time.sleep(0.05)
                 continue
-            error = StoreUnavailable if environment_fault(exc, is_sqlite=isinstance(db, pw.SqliteDatabase)) else StorageError
+            error = (
+                StoreUnavailable
+                if environment_fault(exc, is_sqlite=isinstance(db, pw.SqliteDatabase))
+                else StorageError
+            )
             raise error(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None

@@ -43,12 +43,19 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 #: ``postgresql://host/db?password=…``).
 _SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
 
+#: The password of a URL's user info: from the user name's ``:`` to the **last** ``@`` before the
+#: query string, not the first — a password holding an unescaped ``@`` (``ci:pa@ss@db``: urlsplit,
+#: which peewee reads the URL with, takes ``pa@ss``) showed its tail (``ci:***@ss@db``), and one
+#: holding ``/`` or ``#`` too (``ci:pa@ss/w#rd@db``, what the user meant). A password holding ``?``:
+#: to the last ``@`` of all. A database name holding ``@`` is hidden with it, never a password shown.
+_USER_PASSWORD = re.compile(r"(://[^:/@]*:)(?:[^?]*|.*)@", re.DOTALL)
+
 
 def hide_password(url: str) -> str:
     """``url`` with every password it holds shown as ``***``: the user info's
     (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
-    (``?password=***``). The rest of the URL is kept whole."""
-    return _SECRET_PARAMETERS.sub(r"\1***", re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
+    (``?password=***``), whatever characters the password holds. The rest of the URL is kept whole."""
+    return _SECRET_PARAMETERS.sub(r"\1***", _USER_PASSWORD.sub(r"\1***@", url, count=1))
 
 
 def redact_url(url: str) -> str:
@@ -107,17 +114,17 @@ def sqlite_path(url: str) -> str | None:
     elif rest.strip():  # sqlite:x.db, sqlite:/srv/x.db
         _refuse_other_spelling(url, rest)
     if "\x00" in rest:  # the system calls raise ValueError ("embedded null byte") for such a path
-        raise StorageError(f'database URL {quoted(redact_url(url))} holds a NUL character, which no file name can')
+        raise StorageError(f"database URL {quoted(redact_url(url))} holds a NUL character, which no file name can")
     cut = min((rest.find(mark) for mark in "?#" if mark in rest), default=-1)
     if cut >= 0:  # SQLAlchemy and peewee read "?mode=ro" as options: SQLite would take it as part of the name
         kind = "a query string" if rest[cut] == "?" else "a fragment"
         raise StorageError(
-            f'database URL {quoted(redact_url(url))} has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options '
+            f"database URL {quoted(redact_url(url))} has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options "
             f"in the URL, and SQLite would store the runs in a file named {clipped(rest)!r}; give the file's path alone"
         )
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
-            f'database URL {quoted(redact_url(url))} names no file, so SQLite would keep the runs in memory and lose them; '
+            f"database URL {quoted(redact_url(url))} names no file, so SQLite would keep the runs in memory and lose them; "
             f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
         )
     if rest.startswith("~"):  # sqlite:///~/runs.db is in the home folder, not in a new folder named "~"
@@ -132,7 +139,7 @@ def _refuse_other_spelling(url: str, path: str) -> None:
     ``parse``, so such a URL meant another file to each tool; evalkit read it as a path from the
     working directory, past a configuration's rule that its store lies in the project."""
     raise StorageError(
-        f'database URL {quoted(redact_url(url))} is not spelled sqlite:///PATH, the one spelling every tool reads as the '
+        f"database URL {quoted(redact_url(url))} is not spelled sqlite:///PATH, the one spelling every tool reads as the "
         'same file (after "sqlite://" SQLAlchemy and peewee read a host name); write '
         f"sqlite:///{clipped(path)} (three slashes, then the path: sqlite:///results.db, relative to the project "
         "in evalkit.toml; sqlite:////srv/results.db, absolute)"
@@ -146,11 +153,13 @@ def _home_path(url: str, path: str) -> str:
     makes ``~/runs.db`` ``/runs.db`` when ``HOME`` is set and empty."""
     user = path[1:].split("/", 1)[0]
     if not user and os.environ.get("HOME") == "":
-        raise StorageError(f'database URL {quoted(redact_url(url))} names the home folder (~), but HOME is set and empty')
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} names the home folder (~), but HOME is set and empty"
+        )
     expanded = os.path.expanduser(path)
     if expanded.startswith("~"):
         raise StorageError(
-            f'database URL {quoted(redact_url(url))} names the home folder of user {clipped(user)!r}, who does not exist here'
+            f"database URL {quoted(redact_url(url))} names the home folder of user {clipped(user)!r}, who does not exist here"
         )
     return expanded
 
@@ -204,7 +213,9 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         )
     foreign = _tables_of_another_program(file)
     if foreign:
-        shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else "")
+        shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (
+            f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else ""
+        )
         raise StorageError(
             f"database {url}: {path} holds tables of another program ({shown}) and no evalkit store; nothing was "
             "written to it. evalkit keeps its runs in a file of its own: name another file (a new one is created)"
@@ -240,9 +251,33 @@ def check_postgres_url(url: str) -> None:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - parsing the port is the check
     except ValueError as exc:
-        raise StorageError(f'database URL {quoted(redact_url(url))} is malformed: {exc}') from None
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} is malformed: {_malformed_cause(url, exc)}"
+        ) from None
     if not parts.path.strip("/"):
-        raise StorageError(f'database URL {quoted(redact_url(url))} names no database: use postgresql://USER@HOST[:PORT]/DATABASE')
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} names no database: use postgresql://USER@HOST[:PORT]/DATABASE"
+        )
+
+
+#: The characters that end a URL's authority, or that only an IPv6 host may hold, written
+#: percent-encoded in a password.
+_PASSWORD_ESCAPES = "/ %2F, ? %3F, # %23, [ %5B, ] %5D, @ %40"
+
+
+def _malformed_cause(url: str, exc: ValueError) -> str:
+    """Why ``url`` does not parse, without a word of its password: a password holding ``/``,
+    ``?`` or ``#`` ends the authority inside it, and ``urlsplit`` read its first part as the port
+    (``Port could not be cast to integer value as 's3cret'``, printed whole); one holding ``[`` or
+    ``]`` read as an IPv6 host (``Invalid IPv6 URL``). Either is said as what to write instead."""
+    rest = url.split("://", 1)[-1]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    user_info = authority.rpartition("@")[0]
+    if "@" in rest[len(authority) :] or any(mark in user_info for mark in "[]"):
+        return (
+            f"its user info does not parse: write a password's special characters percent-encoded ({_PASSWORD_ESCAPES})"
+        )
+    return str(exc)
 
 
 def check_database_url(url: str) -> None:
