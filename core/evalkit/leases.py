@@ -92,10 +92,13 @@ class ResumeDefaults:
     (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it) and the
     ``repeats`` each prompt is answered (``[run] repeats``, else 1). :func:`resume_hint` names the
     ``--model`` and ``--repeats`` of a run answered otherwise: pasted without them, the line would
-    answer with these, and be refused."""
+    answer with these, and be refused. ``store``: the ``--config PATH`` and ``--database URL`` (its
+    password as ``***``) the printing command was given, which the line repeats — without them it
+    looked for the run in the default store and said there was no such run."""
 
     aliases: Mapping[str, str | None]
     repeats: int = 1
+    store: tuple[str, ...] = ()
 
 
 def resume_defaults(config: Any) -> ResumeDefaults:
@@ -106,7 +109,9 @@ def resume_defaults(config: Any) -> ResumeDefaults:
     return ResumeDefaults(aliases, config.repeats or 1)
 
 
-def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, defaults: ResumeDefaults | None = None) -> str:
+def resume_hint(
+    run: Run, shards: Sequence[int] = (), count: int | None = None, defaults: ResumeDefaults | None = None
+) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
     --provider NAME [--repeats N] [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
@@ -134,19 +139,28 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
             for part in parts
         )
     if run.kind is RunKind.RETRIEVAL:
-        words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
+        words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER", *_store(defaults)]
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, defaults), *answering_options(run, _repeats(defaults))]
+        words = [
+            "evalkit", "run", run.set_identifier, *_generator_options(run, defaults), *_store(defaults),
+            *answering_options(run, _repeats(defaults)),
+        ]  # fmt: skip
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(
-            f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`" for i in shards
+            f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`"
+            for i in shards
         )
     return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
+
+
+def _store(defaults: ResumeDefaults | None) -> tuple[str, ...]:
+    """The ``--config`` and ``--database`` words a continuing line repeats (:attr:`ResumeDefaults.store`)."""
+    return defaults.store if defaults is not None else ()
 
 
 def _repeats(defaults: ResumeDefaults | None) -> int | None:
@@ -215,7 +229,11 @@ def _generator_options(run: Run, defaults: ResumeDefaults | None = None) -> list
     if run.provider_instance:
         aliases = defaults.aliases if defaults is not None else {}
         other = run.provider_instance in aliases and aliases[run.provider_instance] != run.model_alias
-        return ["--provider", run.provider_instance, *(["--model", run.model_alias] if other and run.model_alias else [])]
+        return [
+            "--provider",
+            run.provider_instance,
+            *(["--model", run.model_alias] if other and run.model_alias else []),
+        ]
     if not run.adapter:
         return []
     return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
@@ -228,14 +246,18 @@ def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None =
     import time
 
     since = (
-        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen)) if live.last_seen is not None else "an unknown time"
+        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen))
+        if live.last_seen is not None
+        else "an unknown time"
     )
     hint = resume_hint(run, live.missing, live.shard_count, defaults)
     stopped = _limit_stopped(run, live)
     if stopped:
         count = live.shard_count
         shards = ", ".join(f"{i}/{count}" for i in stopped)
-        said = f"shard{'s' if len(stopped) > 1 else ''} {shards} of run {run.id} {'were' if len(stopped) > 1 else 'was'}"
+        said = (
+            f"shard{'s' if len(stopped) > 1 else ''} {shards} of run {run.id} {'were' if len(stopped) > 1 else 'was'}"
+        )
         limits = "; ".join(dict.fromkeys(stopped.values()))
         if len(stopped) == len(live.missing):
             return f"no live process since {since}: {said} stopped by a spending limit ({limits}), not killed; continue it with {hint}"
@@ -278,7 +300,9 @@ class LeaseKeeper:
     sets :attr:`lost` and ends the beating: the run stops at its next case.
     """
 
-    def __init__(self, repository: RunLeases, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S) -> None:
+    def __init__(
+        self, repository: RunLeases, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S
+    ) -> None:
         self._repository = repository
         self._run_id = run_id
         self._part = part

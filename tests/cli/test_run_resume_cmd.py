@@ -32,9 +32,14 @@ LOCAL = "sqlite:///.evalkit/results.db"
         (("--shard", "0/3", "--run-id", "x", "--database", LOCAL), "--shard 0/3: I must be between 1 and N"),
         (("--shard", "two", "--run-id", "x", "--database", LOCAL), "--shard must look like I/N"),
         # more slices than the store keeps as an integer: it failed with OverflowError after the checks
-        (("--shard", "1/99999999999999999999", "--run-id", "x", "--database", LOCAL),
-         "--shard 1/99999999999999999999: N must be a whole number from 1 to 999,999,999"),
-        (("--shard", "1/0", "--run-id", "x", "--database", LOCAL), "--shard 1/0: N must be a whole number from 1 to 999,999,999"),
+        (
+            ("--shard", "1/99999999999999999999", "--run-id", "x", "--database", LOCAL),
+            "--shard 1/99999999999999999999: N must be a whole number from 1 to 999,999,999",
+        ),
+        (
+            ("--shard", "1/0", "--run-id", "x", "--database", LOCAL),
+            "--shard 1/0: N must be a whole number from 1 to 999,999,999",
+        ),
         # a shard's store is shared by every job of the run: one chosen by default, unnamed, is refused
         (("--shard", "1/3", "--run-id", "x"), "--shard needs a store every job of the run shares"),
         (("--wait-for-shards", "--run-id", "x"), "--wait-for-shards needs a store every job of the run shares"),
@@ -55,7 +60,9 @@ def test_a_complete_run_is_not_resumed_and_another_set_or_generator_cannot_join(
     again = evalkit_cli("run", "evalkit.smoke", "--resume", "nightly-1")
     assert again.code == 2 and "run nightly-1 is already complete; there is nothing to resume" in again.stderr
     other_set = evalkit_cli("run", "arith.basic", "--run-id", "nightly-1")
-    assert other_set.code == 2 and 'run nightly-1 is a run of set "evalkit.smoke", not "arith.basic"' in other_set.stderr
+    assert (
+        other_set.code == 2 and 'run nightly-1 is a run of set "evalkit.smoke", not "arith.basic"' in other_set.stderr
+    )
     answer_with(project, {})
     other_generator = evalkit_cli("run", "evalkit.smoke", "--run-id", "nightly-1")
     assert other_generator.code == 2 and 'is answered by "reference/reference"' in other_generator.stderr
@@ -90,7 +97,9 @@ def test_resuming_an_incomplete_run_answers_only_its_errored_cases(evalkit_cli, 
     assert stored_run_count(project) == 1
 
 
-def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_resumable(evalkit_cli, project, monkeypatch) -> None:
+def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_resumable(
+    evalkit_cli, project, monkeypatch
+) -> None:
     """An evalkit bug raising after the run row exists exited 2, whose meaning is "nothing called,
     nothing stored", while the run was stored with its answers and marked interrupted."""
     from evalkit.run.answering.prompts import PromptAnswering
@@ -102,7 +111,10 @@ def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_re
     monkeypatch.setattr(PromptAnswering, "finish", broken)
     crashed = evalkit_cli("run", "arith.basic", "--run-id", "crash-1", "--json")
     assert crashed.code == 3, crashed.stderr
-    assert "evalkit: error: internal error (an evalkit bug) during run crash-1: RuntimeError: a bug in finishing the run" in crashed.stderr
+    assert (
+        "evalkit: error: internal error (an evalkit bug) during run crash-1: RuntimeError: a bug in finishing the run"
+        in crashed.stderr
+    )
     assert "6 cases committed before it are kept, the run is marked interrupted" in crashed.stderr
     resume = "`evalkit run arith.basic --resume crash-1`"
     assert f"continue it with {resume}" in crashed.stderr, crashed.stderr
@@ -115,7 +127,9 @@ def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_re
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
 
-def test_an_internal_error_during_a_run_gives_the_resume_command_as_it_was_given(evalkit_cli, project, monkeypatch) -> None:
+def test_an_internal_error_during_a_run_gives_the_resume_command_as_it_was_given(
+    evalkit_cli, project, monkeypatch
+) -> None:
     """The bug's resume line was the lifecycle's own: a retrieval run's left out --database, and
     pasted it looked in the default store ("there is no run"). It is the command as given, as a
     Ctrl-C's or a failing store's is, and the traceback under it is still the bug's."""
@@ -137,7 +151,9 @@ def test_an_internal_error_during_a_run_gives_the_resume_command_as_it_was_given
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
 
-def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(evalkit_cli, project, monkeypatch) -> None:
+def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(
+    evalkit_cli, project, monkeypatch
+) -> None:
     """The bug came after the run was finished: it keeps its status, and nothing offers to resume it."""
     from evalkit.run import lifecycle
 
@@ -169,8 +185,12 @@ def test_an_internal_error_taking_the_lease_marks_the_stored_run_interrupted(eva
     monkeypatch.setattr(lifecycle.RunLease, "take", broken)
     crashed = evalkit_cli("run", "arith.basic", "--run-id", "lease-1")
     assert crashed.code == 3, crashed.stderr
-    assert "internal error (an evalkit bug) during run lease-1: RuntimeError: a bug in taking the lease" in crashed.stderr
-    assert "the run is marked interrupted; continue it with `evalkit run arith.basic --resume lease-1`" in crashed.stderr
+    assert (
+        "internal error (an evalkit bug) during run lease-1: RuntimeError: a bug in taking the lease" in crashed.stderr
+    )
+    assert (
+        "the run is marked interrupted; continue it with `evalkit run arith.basic --resume lease-1`" in crashed.stderr
+    )
     with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
         assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'lease-1'").fetchone() == ("interrupted",)
     monkeypatch.undo()
@@ -183,11 +203,17 @@ def test_an_internal_error_taking_the_lease_marks_the_stored_run_interrupted(eva
     [
         (("run", "arith.basic"), "evalkit.cli.run_cmd", "_print_outcome"),
         (("run", "arith.basic", "--json"), "evalkit.cli.run_cmd", "_print_outcome"),
-        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"), "evalkit.cli.retrieval_cmd", "render_outcome"),
+        (
+            ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"),
+            "evalkit.cli.retrieval_cmd",
+            "render_outcome",
+        ),
         (("regrade", "first-1"), "evalkit.cli.render", "render_outcome"),
     ],
 )
-def test_an_internal_error_after_the_run_is_stored_names_the_kept_run(evalkit_cli, project, monkeypatch, words, module, name) -> None:
+def test_an_internal_error_after_the_run_is_stored_names_the_kept_run(
+    evalkit_cli, project, monkeypatch, words, module, name
+) -> None:
     """A bug outside the run's lifecycle — printing its outcome — exited 2, "nothing called, nothing
     stored", while the run was stored, complete and with its verdict: every command that stores a
     run says so at the one place errors end a command (exit 3, the run id, how to see it)."""
@@ -213,7 +239,9 @@ def test_an_internal_error_after_the_run_is_stored_names_the_kept_run(evalkit_cl
     assert evalkit_cli("show", run_id).code == 0
 
 
-def test_a_store_that_fails_while_the_stored_run_is_printed_does_not_say_nothing_was_stored(evalkit_cli, project, monkeypatch) -> None:
+def test_a_store_that_fails_while_the_stored_run_is_printed_does_not_say_nothing_was_stored(
+    evalkit_cli, project, monkeypatch
+) -> None:
     """A store error is exit 2 ("nothing called, nothing stored") before a run: after the run was
     stored (its cases read back to print them, a PostgreSQL connection lost) it exited 2 all the
     same, not a word about the run; it is exit 3, naming the kept run."""
@@ -268,7 +296,10 @@ def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalk
     monkeypatch.setattr(lifecycle._Lifecycle, "_begin", broken)
     crashed = evalkit_cli("run", "arith.basic", "--run-id", "never-1")
     assert crashed.code == 2, crashed.stderr
-    assert "evalkit: internal error (an evalkit bug): RuntimeError: a bug in beginning the run — no run was stored" in crashed.stderr
+    assert (
+        "evalkit: internal error (an evalkit bug): RuntimeError: a bug in beginning the run — no run was stored"
+        in crashed.stderr
+    )
     assert stored_run_count(project) == 0
 
 
@@ -280,10 +311,15 @@ def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalk
         (("run", "arith.basic", "--baseline", "r-1"), "--baseline"),
         (("run", "arith.basic", "--answers-from", "r-1"), "--answers-from"),
         (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--resume"), "--resume"),
-        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--baseline", "r-1"), "--baseline"),
+        (
+            ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--baseline", "r-1"),
+            "--baseline",
+        ),
     ],
 )
-def test_an_option_that_needs_a_stored_run_leaves_no_store_behind_when_there_is_none(evalkit_cli, project, words, option) -> None:
+def test_an_option_that_needs_a_stored_run_leaves_no_store_behind_when_there_is_none(
+    evalkit_cli, project, words, option
+) -> None:
     # The refusal came after the store was made: a fresh project was left with an empty store.
     answer_with(project, ARITH_GOOD)
     refused = evalkit_cli(*words)
@@ -292,7 +328,9 @@ def test_an_option_that_needs_a_stored_run_leaves_no_store_behind_when_there_is_
     assert not (project / ".evalkit" / "results.db").exists()
 
 
-def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_one_true_thing(evalkit_cli, project, monkeypatch) -> None:
+def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_one_true_thing(
+    evalkit_cli, project, monkeypatch
+) -> None:
     """The store failed while the last shard recorded the verdict (the run stored complete): a CI
     re-run of that shard decided the verdict again and printed "… — recorded as the baseline." then
     "Not accepted as the baseline: the run could not be compared." (exit 0). Neither was true: the
@@ -308,13 +346,18 @@ def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_on
 
     monkeypatch.setattr(SqlRepository, "record_verdict", full)
     failed = evalkit_cli(*shard)
-    assert failed.code == 3 and "after run ci-7 was stored complete: database or disk is full" in failed.stderr, failed.stderr
+    assert failed.code == 3 and "after run ci-7 was stored complete: database or disk is full" in failed.stderr, (
+        failed.stderr
+    )
     monkeypatch.undo()
     again = evalkit_cli(*shard)
     assert again.code == 0, again.stderr
     said = again.stdout + again.stderr
     assert "its verdict, which the store failed to record when its last shard finished, is recorded now" in said, said
-    assert "recorded as the baseline." in said and "Accepted as the baseline of its scope (automatically: the first run" in said, said
+    assert (
+        "recorded as the baseline." in said
+        and "Accepted as the baseline of its scope (automatically: the first run" in said
+    ), said
     assert "Not accepted" not in said and "could not be compared" not in said, said
     shown = evalkit_cli("baseline", "show", "evalkit.smoke", "--json", "--database", LOCAL)
     assert "ci-7" in shown.stdout, shown.stdout + shown.stderr
@@ -324,11 +367,16 @@ def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_on
     ("words", "answering"),
     [
         (("run", "evalkit.smoke"), "evalkit.run.answering.prompts.PromptAnswering"),
-        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"), "evalkit.run.answering.questions.QuestionAnswering"),
+        (
+            ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"),
+            "evalkit.run.answering.questions.QuestionAnswering",
+        ),
     ],
     ids=["prompts", "retrieval"],
 )
-def test_a_failed_shard_says_to_run_the_shard_again_not_to_resume_the_whole_run(evalkit_cli, project, monkeypatch, words, answering) -> None:
+def test_a_failed_shard_says_to_run_the_shard_again_not_to_resume_the_whole_run(
+    evalkit_cli, project, monkeypatch, words, answering
+) -> None:
     """A shard the store failed under said "continue it with `… --resume ID`": a resume answers the
     whole run, and is refused while another shard answers it. The line re-runs the shard itself,
     with the options as they were typed."""
@@ -365,7 +413,12 @@ def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit
     words = resume_words(stopped.stdout)
     assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
     assert stored_limit_stops(project, "cap-1") == {
-        "1/2": {"limit": "max_requests", "value": "1", "currency": None, "resume_limits": words[words.index("--max-requests"):][:2]}
+        "1/2": {
+            "limit": "max_requests",
+            "value": "1",
+            "currency": None,
+            "resume_limits": words[words.index("--max-requests") :][:2],
+        }
     }
     again = evalkit_cli(*words)
     assert again.code == 0 and "Shard done: " in again.stdout, again.stdout + again.stderr
@@ -472,7 +525,10 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
     # a bare --resume by it "no unfinished run … by None/None", and --answers-from one "was answered by None/None".
     from evalkit.storage import open_repository
 
-    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--run-id", "adhoc", "--privacy", "full").code == 0
+    assert (
+        evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--run-id", "adhoc", "--privacy", "full").code
+        == 0
+    )
     repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
     try:
         repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "adhoc").execute()
@@ -484,12 +540,22 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
         'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with "reference/reference"'
     ) in refused.stderr
     with_model = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--model", "m\x1b", "--resume", "adhoc")
-    assert with_model.code == 2 and 'would answer with the ad-hoc "reference" generator with model "m\\x1b"' in with_model.stderr
+    assert (
+        with_model.code == 2
+        and 'would answer with the ad-hoc "reference" generator with model "m\\x1b"' in with_model.stderr
+    )
     assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume", "adhoc").code == 0
     nothing = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume")
-    assert nothing.code == 2 and 'no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with grader' in nothing.stderr
+    assert (
+        nothing.code == 2
+        and 'no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with grader' in nothing.stderr
+    )
     other = evalkit_cli("run", "evalkit.smoke", "--answers-from", "adhoc")
-    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks "reference/reference"' in other.stderr
+    assert (
+        other.code == 2
+        and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks "reference/reference"'
+        in other.stderr
+    )
     for result in (refused, with_model, nothing, other):
         assert "None" not in result.stderr
 
@@ -505,14 +571,18 @@ def test_a_stopped_answers_from_run_is_continued_with_its_answers_from(evalkit_c
     answer_with(project, ARITH_GOOD)
     assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--privacy", "full", "--run-id", "src").code == 0
     with monkeypatch.context() as patched:
-        patched.setattr(PromptAnswering, "finish", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug in finishing")))
+        patched.setattr(
+            PromptAnswering, "finish", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug in finishing"))
+        )
         crashed = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--answers-from", "src", "--run-id", "af-1")
     assert crashed.code == 3, crashed.stderr
     command = "evalkit run arith.basic --provider my-app --answers-from src --resume af-1"
     assert f"continue it with `{command}`" in crashed.stderr, crashed.stderr
     repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
     try:  # killed half-way on machine ci-7: three cases in, the run running, a lease no one renews
-        repo.Case.delete().where((repo.Case.run == "af-1") & repo.Case.case_id.in_(["add-7-5", "times-table", "json-sum"])).execute()
+        repo.Case.delete().where(
+            (repo.Case.run == "af-1") & repo.Case.case_id.in_(["add-7-5", "times-table", "json-sum"])
+        ).execute()
         repo.mark_status("af-1", "running")
         repo.acquire_lease("af-1", "*", LeaseOwner("ci-7", 4242, "token"))
         then = repo._store_now() - STALE_AFTER_S - 5
@@ -536,10 +606,15 @@ def test_a_stopped_answers_from_run_is_continued_with_its_answers_from(evalkit_c
         (("--model", "self-check"), "evalkit run evalkit.smoke --model self-check --resume k-1"),
         # an ad-hoc run: the hint had no --provider, and pasted was refused the same way
         (("--provider", "reference"), "evalkit run evalkit.smoke --provider reference --resume k-1"),
-        (("--provider", "reference", "--model", "m 1"), "evalkit run evalkit.smoke --provider reference --model 'm 1' --resume k-1"),
+        (
+            ("--provider", "reference", "--model", "m 1"),
+            "evalkit run evalkit.smoke --provider reference --model 'm 1' --resume k-1",
+        ),
     ],
 )
-def test_a_killed_run_of_the_reference_or_an_ad_hoc_generator_says_a_command_that_continues_it(evalkit_cli, project, given, hint) -> None:
+def test_a_killed_run_of_the_reference_or_an_ad_hoc_generator_says_a_command_that_continues_it(
+    evalkit_cli, project, given, hint
+) -> None:
     from evalkit.leases import STALE_AFTER_S, LeaseOwner
     from evalkit.storage import open_repository
 
@@ -586,7 +661,9 @@ def test_an_ad_hoc_run_is_not_continued_or_reused_by_another_adapter(evalkit_cli
             'with the ad-hoc "llm" generator with model "gpt-4o"'
         ) in refused.stderr
     reused = evalkit_cli("run", "evalkit.smoke", *other, "--answers-from", "ref-1", env={"OPENAI_API_KEY": ""})
-    assert reused.code == 2 and 'run ref-1 was answered by the ad-hoc "reference" generator' in reused.stderr, reused.stderr
+    assert reused.code == 2 and 'run ref-1 was answered by the ad-hoc "reference" generator' in reused.stderr, (
+        reused.stderr
+    )
     assert evalkit_cli("show", "ref-1", "--json").json() == before, "nothing answered into the run"
     assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "ref-1").code == 0
 
@@ -635,7 +712,10 @@ def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli,
 
 @pytest.mark.parametrize(
     "words",
-    [("report", "cap-3", "--wait", "--format", "markdown"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-3")],
+    [
+        ("report", "cap-3", "--wait", "--format", "markdown"),
+        ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-3"),
+    ],
     ids=["report --wait", "run --wait-for-shards"],
 )
 def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, project, words) -> None:
@@ -656,7 +736,10 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
 
 @pytest.mark.parametrize(
     "words",
-    [("report", "cap-6", "--wait", "--format", "markdown"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-6")],
+    [
+        ("report", "cap-6", "--wait", "--format", "markdown"),
+        ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-6"),
+    ],
     ids=["report --wait", "run --wait-for-shards"],
 )
 def test_the_verdict_job_waits_for_the_shards_a_limit_stop_came_before(evalkit_cli, project, words) -> None:
@@ -670,12 +753,17 @@ def test_the_verdict_job_waits_for_the_shards_a_limit_stop_came_before(evalkit_c
     waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "2s", "--poll", "1s")
     said = " ".join((waited.stdout + waited.stderr).split())
     assert waited.code == 3 and "incomplete" not in said, said
-    assert "a spending limit stopped part of it (the limit of 1 request reached) and shards 2, 3 have not ended" in said, said
+    assert (
+        "a spending limit stopped part of it (the limit of 1 request reached) and shards 2, 3 have not ended" in said
+    ), said
     for shard in ("2/3", "3/3"):
         assert evalkit_cli(*base, "--shard", shard).code == 0
     ended = evalkit_cli(*words, "--database", LOCAL, "--timeout", "60s", "--poll", "1s")
     shown = " ".join((ended.stdout + ended.stderr).split())
-    assert ended.code == 3 and "shard 1/3 of run cap-6 was stopped by a spending limit (the limit of 1 request reached)" in shown, shown
+    assert (
+        ended.code == 3
+        and "shard 1/3 of run cap-6 was stopped by a spending limit (the limit of 1 request reached)" in shown
+    ), shown
 
 
 @pytest.mark.parametrize(
@@ -684,11 +772,25 @@ def test_the_verdict_job_waits_for_the_shards_a_limit_stop_came_before(evalkit_c
         ("show", "cap-5"),
         ("history", "arith.basic"),
         ("report", "cap-5", "--wait", "--format", "markdown", "--timeout", "60s", "--poll", "1s"),
-        ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-5", "--database", LOCAL, "--timeout", "60s", "--poll", "1s"),
+        (
+            "run",
+            "arith.basic",
+            "--wait-for-shards",
+            "--run-id",
+            "cap-5",
+            "--database",
+            LOCAL,
+            "--timeout",
+            "60s",
+            "--poll",
+            "1s",
+        ),
     ],
     ids=["show", "history", "report --wait", "run --wait-for-shards"],
 )
-def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_with_a_higher_limit(evalkit_cli, project, words) -> None:
+def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_with_a_higher_limit(
+    evalkit_cli, project, words
+) -> None:
     # Shard 1 stopped by --max-requests, then shard 2 finished: the run was left running with no
     # live lease, and show/history/report --wait called it killed ("stopped without ending it
     # (killed, or its machine lost)"), their command without a higher limit (pasted, it stopped at
@@ -706,10 +808,11 @@ def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_wit
     shown = " ".join((said.stdout + said.stderr).split())
     assert "(killed, or its machine lost)" not in shown, shown
     assert "shard 1/2 of run cap-5 was stopped by a spending limit (the limit of 1 request reached)" in shown, shown
-    hint = "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-5 --max-requests 6"
+    store = f" --database {LOCAL}" if "--database" in words else ""  # repeated as it was given
+    hint = f"evalkit run arith.basic --provider my-app{store} --shard 1/2 --run-id cap-5 --max-requests 6"
     assert f"continue it with `{hint}`" in shown, shown
     assert words[0] != "history" or "running (stopped by a spending limit)" in shown, shown
-    again = evalkit_cli(*shlex.split(hint)[1:], "--database", LOCAL, "--json")
+    again = evalkit_cli(*shlex.split(hint)[1:], *([] if store else ["--database", LOCAL]), "--json")
     assert again.code == 0, again.stdout + again.stderr
     assert again.json()["status"] == "complete"
 
@@ -719,7 +822,9 @@ def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_wit
     [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s"),
      ("compare", "k-3", "k-2"), ("compare", "k-2", "k-3", "--json")],
 )  # fmt: skip
-def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(evalkit_cli, project, words) -> None:
+def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(
+    evalkit_cli, project, words
+) -> None:
     # `--provider my-app --model my-app-mini`, killed: history and show said "continue it with
     # `evalkit run arith.basic --provider my-app --resume k-2`", which, pasted, was refused: it
     # answers with the configured alias (my-app), not the run's. The line now gives its --model;
@@ -730,7 +835,9 @@ def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_
     from evalkit.storage import open_repository
 
     answer_with(project, ARITH_GOOD)
-    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--model", "my-app-mini", "--run-id", "k-2").code == 0
+    assert (
+        evalkit_cli("run", "arith.basic", "--provider", "my-app", "--model", "my-app-mini", "--run-id", "k-2").code == 0
+    )
     assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-3").code == 0
     repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
     try:  # both killed half-way on machine ci-7
@@ -747,7 +854,10 @@ def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_
     hint = "evalkit run arith.basic --provider my-app --model my-app-mini --resume k-2"
     assert f"continue it with `{hint}`" in shown, shown
     # the configured alias is not repeated
-    assert words[0] not in ("history", "compare") or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
+    assert (
+        words[0] not in ("history", "compare")
+        or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown
+    ), shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
@@ -765,7 +875,9 @@ def _killed_half_way_on_ci_7(project, run_id: str) -> None:  # noqa: ANN001
         repo.Run.update({repo.Run.status: "running"}).where(repo.Run.id == run_id).execute()
         repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
         then = repo._store_now() - STALE_AFTER_S - 5
-        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
+            repo.Lease.run == run_id
+        ).execute()
     finally:
         repo.close()
 
@@ -776,7 +888,9 @@ def _killed_half_way_on_ci_7(project, run_id: str) -> None:  # noqa: ANN001
     [(("--repeats", "3"), "--repeats 3"), (("--cache", "--privacy", "full"), "--cache --privacy full")],
     ids=["repeats", "cache"],
 )
-def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(evalkit_cli, project, words, given, repeated) -> None:
+def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
+    evalkit_cli, project, words, given, repeated
+) -> None:
     # `--repeats 3` or `--cache`, killed: history and show said "continue it with `evalkit run
     # arith.basic --provider my-app --resume k-4`", which, pasted, was refused ("use --repeats 3")
     # or asked the model for the answers the cache holds. The run keeps them; the line repeats them.
@@ -790,7 +904,9 @@ def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
     hint = f"evalkit run arith.basic --provider my-app {repeated} --resume k-4"
     assert f"continue it with `{hint}`" in shown, shown
     # the model no longer answers json-sum: only the cache does
-    answer_with(project, ARITH_GOOD if "--repeats" in given else {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    answer_with(
+        project, ARITH_GOOD if "--repeats" in given else {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"}
+    )
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
@@ -823,7 +939,10 @@ def test_a_resume_line_says_the_repeats_unless_the_configuration_it_is_printed_u
     said = "`evalkit run arith.basic --provider app --repeats 1 --resume r-2`"
     assert resume_hint(run) == said
     assert resume_hint(run, defaults=ResumeDefaults({}, repeats=3)) == said
-    assert resume_hint(run, defaults=ResumeDefaults({}, repeats=1)) == "`evalkit run arith.basic --provider app --resume r-2`"
+    assert (
+        resume_hint(run, defaults=ResumeDefaults({}, repeats=1))
+        == "`evalkit run arith.basic --provider app --resume r-2`"
+    )
 
 
 def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adapter(evalkit_cli, project) -> None:
@@ -846,13 +965,20 @@ def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adap
     resumed = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "--json")
     assert resumed.code == 0, resumed.stderr
     assert (resumed.json()["run_id"], resumed.json()["status"]) == ("ref-1", "complete")
-    assert evalkit_cli("show", "llm-1", "--json").json()["status"] == "interrupted", "the other adapter's run is left as it was"
+    assert evalkit_cli("show", "llm-1", "--json").json()["status"] == "interrupted", (
+        "the other adapter's run is left as it was"
+    )
     again = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume")
     assert again.code == 2, again.stdout + again.stderr
-    assert '--resume: no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with model "gpt-4o"' in again.stderr
+    assert (
+        '--resume: no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with model "gpt-4o"'
+        in again.stderr
+    )
 
 
-def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_privacy(evalkit_cli, project, monkeypatch) -> None:
+def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_privacy(
+    evalkit_cli, project, monkeypatch
+) -> None:
     # `--cache --privacy full`, stopped by --max-requests: its line said `… --cache --max-requests 6`,
     # which, pasted, was refused ("--cache keeps full answer text …, and this run's privacy level is
     # "metadata"": a resume takes the privacy level given); the line a Ctrl-C or a failing store
@@ -865,7 +991,19 @@ def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_p
     began: list[str] = []
     run_began = ending.run_began
     monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
-    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--cache", "--privacy", "full", "--max-requests", "1", "--run-id", "c-1")
+    stopped = evalkit_cli(
+        "run",
+        "arith.basic",
+        "--provider",
+        "my-app",
+        "--cache",
+        "--privacy",
+        "full",
+        "--max-requests",
+        "1",
+        "--run-id",
+        "c-1",
+    )
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     said = " ".join((stopped.stdout + stopped.stderr).split())
     line = "evalkit run arith.basic --resume c-1 --provider my-app --cache --privacy full --max-requests 6"
@@ -877,7 +1015,9 @@ def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_p
 
 
 @pytest.mark.parametrize("words", [("show", "k-5"), ("history", "arith.basic")])
-def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_with_them(evalkit_cli, project, words) -> None:
+def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_with_them(
+    evalkit_cli, project, words
+) -> None:
     # `[run] repeats = 3` configured, the run started with `--repeats 1`, killed: its line said
     # "continue it with `evalkit run arith.basic --provider my-app --resume k-5`", which, pasted,
     # answered 3 times and was refused ("use --repeats 1"): only repeats above 1 were kept.
@@ -929,7 +1069,9 @@ def test_a_killed_run_answered_with_the_configured_repeats_is_continued_with_the
 
 
 @pytest.mark.parametrize(
-    ("before", "after"), [("\n[run]\nrepeats = 2\n", ""), ("", "\n[run]\nrepeats = 3\n")], ids=["2-then-none", "none-then-3"]
+    ("before", "after"),
+    [("\n[run]\nrepeats = 2\n", ""), ("", "\n[run]\nrepeats = 3\n")],
+    ids=["2-then-none", "none-then-3"],
 )
 @pytest.mark.parametrize("pasted", ["limit", "ctrl-c"])
 def test_the_lines_a_stopped_run_prints_continue_it_with_its_repeats_whatever_the_configuration_says(
@@ -1059,7 +1201,9 @@ def test_a_shard_answering_while_another_shards_limit_closes_the_run_says_so(eva
 
 
 @pytest.mark.parametrize("revisable", [True, False], ids=["revise_provenance", "a store without it"])
-def test_two_shards_stopped_by_a_limit_at_once_both_keep_their_stop(evalkit_cli, project, monkeypatch, revisable) -> None:
+def test_two_shards_stopped_by_a_limit_at_once_both_keep_their_stop(
+    evalkit_cli, project, monkeypatch, revisable
+) -> None:
     # Shard 2 stopped by its limit between shard 1's reading the run's provenance and its writing
     # it through finish_run: shard 1 wrote its own stop over shard 2's, so shard 2 read as killed
     # (its resume line without the higher limit; the verdict job waited 90 s for its lease). The
@@ -1106,7 +1250,9 @@ def test_two_shards_stopped_by_a_limit_at_once_both_keep_their_stop(evalkit_cli,
     assert kept["1/2"]["resume_limits"] == ["--max-requests", "6"], kept
 
 
-def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earlier_attempt(evalkit_cli, project, monkeypatch) -> None:
+def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earlier_attempt(
+    evalkit_cli, project, monkeypatch
+) -> None:
     # Shard 1 stopped by --max-requests 1, run again with --max-requests 6 and killed before it
     # finished: `show --json` still gave the first attempt's stop under limit_stops, and the line
     # continuing shard 1 its "--max-requests 6" (only finish_run wrote the stops). The stop is
@@ -1157,7 +1303,18 @@ def test_a_resumed_run_killed_shows_no_verdict_of_its_earlier_close(evalkit_cli,
         evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-8", "--max-requests", "1").code == 3
     )
     assert evalkit_cli("show", "cap-8", "--json").json()["verdict"]["state"] == "not_comparable"
-    killed_while_answering(evalkit_cli, monkeypatch, "run", "arith.basic", "--provider", "my-app", "--resume", "cap-8", "--max-requests", "60")
+    killed_while_answering(
+        evalkit_cli,
+        monkeypatch,
+        "run",
+        "arith.basic",
+        "--provider",
+        "my-app",
+        "--resume",
+        "cap-8",
+        "--max-requests",
+        "60",
+    )
     shown = evalkit_cli("show", "cap-8", "--json")
     assert shown.code == 0 and shown.json()["status"] == "running" and shown.json()["verdict"] is None, shown.stdout
     said = " ".join(evalkit_cli("show", "cap-8").stdout.split())

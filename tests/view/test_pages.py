@@ -63,12 +63,22 @@ def test_a_run_page_shows_the_verdict_every_case_and_its_texts(client, stored) -
     assert element_text(page.text, "run-id") == "v2"
     assert listed_cases(page.text) == [seen(c) for c in V2_ORDER]
     flaky = page.text.split('data-case="flaky-fact"')[1].split("</tbody>")[0]
-    assert "What is the capital of France?" in flaky and ">Paris<" in flaky  # prompt from the installed set, answer stored
-    assert "tag fixed" in flaky and "Baseline's answer" in flaky and "<del>Lyon</del>" in flaky and "<ins>Paris</ins>" in flaky
+    assert (
+        "What is the capital of France?" in flaky and ">Paris<" in flaky
+    )  # prompt from the installed set, answer stored
+    assert (
+        "tag fixed" in flaky
+        and "Baseline's answer" in flaky
+        and "<del>Lyon</del>" in flaky
+        and "<ins>Paris</ins>" in flaky
+    )
     greeting = page.text.split('data-case="greeting"')[1].split("</tbody>")[0]
     assert "tag regressed" in greeting and "contains" in greeting and "<del>hello</del>" in greeting
     assert "Failed (3)" in page.text and "Regressed (2)" in page.text and "Edited (1)" in page.text
-    figures = [" ".join(re.sub("<[^>]+>", " ", row).split()) for row in page.text.split('<table id="figures">')[1].split("</table>")[0].split("<tr")[2:]]
+    figures = [
+        " ".join(re.sub("<[^>]+>", " ", row).split())
+        for row in page.text.split('<table id="figures">')[1].split("</table>")[0].split("<tr")[2:]
+    ]
     assert figures == [
         'class="verdict-figure"> Pass rate, 8 unchanged cases 75.0% 62.5% -12.5 pp',  # what the verdict is computed on
         'class="verdict-figure"> Mean score, 8 unchanged cases 0.750 0.625 -0.125',
@@ -80,7 +90,11 @@ def test_a_run_page_shows_the_verdict_every_case_and_its_texts(client, stored) -
 def test_the_prompt_of_a_case_that_changed_since_the_run_is_not_shown(client, stored) -> None:
     page = run_page(client, stored.v1)
     edited = page.text.split('data-case="edited"')[1].split("</tbody>")[0]
-    assert "this case has changed since the run" in edited and "Name a colour." not in edited and "Name two colours." not in edited
+    assert (
+        "this case has changed since the run" in edited
+        and "Name a colour." not in edited
+        and "Name two colours." not in edited
+    )
     same = page.text.split('data-case="greeting"')[1].split("</tbody>")[0]
     assert "Say hello to the user." in same
 
@@ -106,7 +120,10 @@ def test_each_filter_keeps_its_cases(client, stored) -> None:
 def test_a_run_without_a_baseline_offers_no_change_filters(client, stored) -> None:
     page = run_page(client, stored.v1)
     assert 'class="filter unavailable" data-filter="regressed"' in page.text
-    assert 'class="filter unavailable" data-filter="flaky" title="no case of this run was judged several times' in page.text
+    assert (
+        'class="filter unavailable" data-filter="flaky" title="no case of this run was judged several times'
+        in page.text
+    )
 
 
 def test_the_flaky_filter_keeps_the_cases_whose_judge_disagreed_with_itself(client, stored) -> None:
@@ -119,7 +136,9 @@ def test_the_flaky_filter_keeps_the_cases_whose_judge_disagreed_with_itself(clie
 
 def test_text_search_looks_through_ids_answers_checks_and_prompts(client, stored) -> None:
     assert listed_cases(run_page(client, stored.v2, q="GOODBYE").text) == ["greeting", seen(SCRIPT_ID)]
-    assert listed_cases(run_page(client, stored.v2, q="capital of france").text) == ["flaky-fact"]  # the installed prompt
+    assert listed_cases(run_page(client, stored.v2, q="capital of france").text) == [
+        "flaky-fact"
+    ]  # the installed prompt
     assert listed_cases(run_page(client, stored.v2, q="always").text) == ["always-wrong"]  # the id
     both = run_page(client, stored.v2, q="goodbye", filter="regressed", sort="case")
     assert listed_cases(both.text) == sorted(["greeting", SCRIPT_ID])
@@ -150,7 +169,11 @@ def test_sorting_and_order(client, stored) -> None:
     assert by_score[:3] == ["greeting", seen(SCRIPT_ID), "always-wrong"]  # score 0 first, then stored order
     by_case = listed_cases(run_page(client, stored.v2, sort="case", order="desc").text)
     assert by_case == [seen(c) for c in sorted(V2_ORDER, reverse=True)]
-    assert listed_cases(run_page(client, stored.v2, sort="result").text)[:3] == ["greeting", seen(SCRIPT_ID), "always-wrong"]
+    assert listed_cases(run_page(client, stored.v2, sort="result").text)[:3] == [
+        "greeting",
+        seen(SCRIPT_ID),
+        "always-wrong",
+    ]
     assert len(listed_cases(run_page(client, stored.v2, sort="latency", order="desc").text)) == len(V2_ORDER)
     assert listed_cases(run_page(client, stored.v2, sort="bogus").text) == [seen(c) for c in V2_ORDER]
 
@@ -170,7 +193,9 @@ def test_a_case_page_shows_prompt_reference_answer_and_the_baseline_answer_with_
     page = client.get("/case", params={"run": stored.v2, "id": "greeting"})
     assert page.status_code == 200
     assert element_text(page.text, "case-result") == "FAIL"
-    assert "Say hello to the user." in page.text and "<del>hello</del>" in page.text and "<ins>goodbye</ins>" in page.text
+    assert (
+        "Say hello to the user." in page.text and "<del>hello</del>" in page.text and "<ins>goodbye</ins>" in page.text
+    )
     assert "contains" in page.text and "tag regressed" in page.text
     by_position = client.get("/case", params={"run": stored.v2, "pos": "0"})
     assert by_position.status_code == 200 and 'data-case="greeting"' in by_position.text
@@ -205,7 +230,10 @@ def test_the_comparison_lists_the_changed_cases_first_with_both_answers(client, 
 
 
 def test_comparison_tolerances_and_refusals(client, stored) -> None:
-    lenient = client.get("/compare", params={"base": stored.v1, "run": stored.v2, "max_pass_rate_drop": "0.2", "max_mean_score_drop": "0.2"})
+    lenient = client.get(
+        "/compare",
+        params={"base": stored.v1, "run": stored.v2, "max_pass_rate_drop": "0.2", "max_mean_score_drop": "0.2"},
+    )
     assert element_text(lenient.text, "verdict") == "NO REGRESSION"
     assert "max_pass_rate_drop=0.2" in lenient.text  # kept in its section links
     bad = client.get("/compare", params={"base": stored.v1, "run": stored.v2, "max_pass_rate_drop": "2"})
@@ -223,8 +251,15 @@ def test_a_retrieval_run_shows_each_ranking_with_the_relevant_documents_marked(c
     csv = page.text.split('data-case="csv"')[1].split("</tbody>")[0]
     assert "tag regressed" in csv and "read rows of a comma separated values file" in csv
     ranking = csv.split('<ol class="ranking">')[1].split("</ol>")[0]
-    assert [part.split("<")[0] for part in ranking.split('<span class="mono">')[1:]] == ["doc-zip", "doc-copy", "doc-csv"]
-    assert ranking.count('class="expected"') == 1 and 'class="expected" title="relevant: an expected document"><span class="mono">doc-csv' in ranking
+    assert [part.split("<")[0] for part in ranking.split('<span class="mono">')[1:]] == [
+        "doc-zip",
+        "doc-copy",
+        "doc-csv",
+    ]
+    assert (
+        ranking.count('class="expected"') == 1
+        and 'class="expected" title="relevant: an expected document"><span class="mono">doc-csv' in ranking
+    )
     assert "nothing in the index answers this question" in page.text.split('data-case="nothing"')[1]
     assert "RR@k" in page.text and "nDCG@k" in page.text
     assert listed_cases(run_page(client, stored.retrieval_v2, filter="regressed").text) == ["csv"]
@@ -286,7 +321,7 @@ def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client,
     # shard 2 started on machine ci-7 and was killed there
     kill_second_shard_elsewhere(store_url, stored.live)
     rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
 
@@ -305,7 +340,9 @@ def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client,
     assert cell == "running (no live process)"
 
 
-def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_run_page_does(client, viewer_cli, stored, store_url) -> None:
+def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_run_page_does(
+    client, viewer_cli, stored, store_url
+) -> None:
     """The compare page said plain "The run is running" of a run no process answers any more,
     where the run page, the set page, `history` and `show` say `running (no live process)` since
     when, with the command that continues it: it reads the same rule (`evalkit.leases`)."""
@@ -324,16 +361,25 @@ def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_r
     assert notes() == ["The run is running: cases it lacks count as added or removed."]
 
     kill_second_shard_elsewhere(store_url, stored.live)
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`" in said
-    assert notes() == [f"The run is running (no live process): cases it lacks count as added or removed; it has {said}."]
+    assert notes() == [
+        f"The run is running (no live process): cases it lacks count as added or removed; it has {said}."
+    ]
     # the other way round, the base is the one named
     swapped = client.get("/compare", params={"base": stored.live, "run": base})
-    assert html.unescape(swapped.text).count(f"The base is running (no live process): cases it lacks count as added or removed; it has {said}.") == 1
+    assert (
+        html.unescape(swapped.text).count(
+            f"The base is running (no live process): cases it lacks count as added or removed; it has {said}."
+        )
+        == 1
+    )
 
 
-def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_it_as_show_does(client, viewer_cli, stored, store_url) -> None:
+def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_it_as_show_does(
+    client, viewer_cli, stored, store_url
+) -> None:
     """A killed run of a configured instance given another `--model`: `show` and `history` say
     `--provider app --model app-mini` in the line that continues it (the configured alias would be
     refused), where the run and compare pages said `--provider app` alone: they read the same
@@ -350,13 +396,16 @@ def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_i
         repo.close()
     kill_second_shard_elsewhere(store_url, stored.live)
     rerun = "`evalkit run viewkit.live --provider app --model app-mini --shard 2/2 --run-id live-run`"
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
     page = run_page(client, stored.live)
     assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
     compared = client.get("/compare", params={"base": base, "run": stored.live})
-    assert f"The run is running (no live process): cases it lacks count as added or removed; it has {said}." in html.unescape(compared.text)
+    assert (
+        f"The run is running (no live process): cases it lacks count as added or removed; it has {said}."
+        in html.unescape(compared.text)
+    )
 
 
 def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_the_configured_ones_change(
@@ -377,7 +426,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_t
     config = project / "evalkit.toml"
     config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
     rerun = "`evalkit run viewkit.live --provider app --repeats 1 --shard 2/2 --run-id live-run`"
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
     app = create_app(store_url, port=8765, config=load_config(config))
@@ -385,7 +434,10 @@ def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_t
         page = run_page(client, stored.live)
         assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
         compared = client.get("/compare", params={"base": base, "run": stored.live})
-        assert f"The run is running (no live process): cases it lacks count as added or removed; it has {said}." in html.unescape(compared.text)
+        assert (
+            f"The run is running (no live process): cases it lacks count as added or removed; it has {said}."
+            in html.unescape(compared.text)
+        )
 
 
 def test_unknown_ids_are_404_pages(client, stored) -> None:

@@ -30,7 +30,7 @@ from .params import global_options, report_option, tolerance_options
         "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs. "
         "With --pairwise-judge NAME, the judge NAME also compares the two answers of every unchanged case, shown in "
         "both orders: RUN's wins, ties and losses, its win rate (ties apart) with a 95% Wilson interval, and the "
-        "judge's position bias; both runs must have stored their answers in full (privacy \"full\"), else exit 2; "
+        'judge\'s position bias; both runs must have stored their answers in full (privacy "full"), else exit 2; '
         "a judge that fails exits 3 and nothing is printed."
     ),
 )
@@ -39,7 +39,9 @@ from .params import global_options, report_option, tolerance_options
 @tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
 @gate_options()
 @click.option(
-    "--pairwise-judge", metavar="NAME", type=ProviderName(),
+    "--pairwise-judge",
+    metavar="NAME",
+    type=ProviderName(),
     help="the configured provider instance that judges RUN's answers against BASE's, case by case in both orders",
 )
 @report_option
@@ -49,28 +51,33 @@ def command(**params: Any) -> Arguments:
     return arguments(handle, params)
 
 
-def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
+def _differences(base: Any, run: Any, alive: Any, config: Any, args: Arguments) -> list[str]:
     """What differs between the two runs besides their cases, and which is not complete (a running
     run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
     aliases and repeats call for: :func:`evalkit.leases.resume_defaults`)."""
-    from ..leases import gone_clause, resume_defaults, status_label
+    from ..leases import gone_clause, status_label
     from ..verdict import different_k
+    from .resuming import continuing_defaults
     from .stored import identity_label
 
     notes = []
     if identity_label(base) != identity_label(run):
-        notes.append(f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}.")
+        notes.append(
+            f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}."
+        )
     if base.grader != run.grader:
-        notes.append(f'The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.')
+        notes.append(f"The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.")
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
-        notes.append("The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases.")
+        notes.append(
+            "The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases."
+        )
     if (ks := different_k(run, base)) is not None:
         notes.append(
             f"The runs measured at different cut-offs (k {ks[0]} and {ks[1]}): their MRR@k, recall@k and nDCG@k are "
             "different measures and are not compared; the top-1 and top-3 hit rates are."
         )
-    defaults = resume_defaults(config) if any(live.gone for live in alive.values()) else None
+    defaults = continuing_defaults(args, config) if any(live.gone for live in alive.values()) else None
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             live = alive.get(stored.id)
@@ -118,7 +125,7 @@ def handle(args: Arguments) -> int:
         alive = liveness(repository, [base, run])
         if base.set_identifier != run.set_identifier:
             raise UsageError(
-                f'runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); '
+                f"runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); "
                 "compare two runs of one set"
             )
         if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
@@ -132,7 +139,7 @@ def handle(args: Arguments) -> int:
         close_repository(repository)
     pairwise = _judge_pairwise(args, config, *judged_pair) if args.pairwise_judge is not None else None
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
-    notes = _differences(base, run, alive, config)
+    notes = _differences(base, run, alive, config, args)
     cases = {
         "regressed": list(comparison.regressed_cases),
         "fixed": list(comparison.fixed_cases),
@@ -194,13 +201,19 @@ def handle(args: Arguments) -> int:
         f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
-    table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
+    table.add_row(
+        "Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}"
+    )
     table.add_row("Cost", *cost_delta_cells(run, base))
     table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
     out.line()
     render_comparison(
-        out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive,
+        out,
+        comparison,
+        words,
+        fail_on_new_failures=args.fail_on_new_failures,
+        fail_on_inconclusive=args.fail_on_inconclusive,
         case_notes={case_id: entry["shown"] for case_id, entry in regressed_checks.items()},
     )
     if pairwise is not None:
@@ -224,7 +237,11 @@ def _regressed_checks(run: Any, regressed_ids: Any, store: Any) -> dict[str, dic
         return {}
     cases = run.cases if store.streamed is None else store.streamed.iter_cases(run.id, notable_only=True)
     found = {
-        case.case_id: {"failed_checks": [c.name for c in case.failed_checks], "errored": case.errored, "shown": check_names(case)}
+        case.case_id: {
+            "failed_checks": [c.name for c in case.failed_checks],
+            "errored": case.errored,
+            "shown": check_names(case),
+        }
         for case in cases
         if case.case_id in wanted
     }

@@ -31,7 +31,10 @@ from .params import PositiveInt, global_options
     ),
 )
 @click.argument(
-    "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
+    "set",
+    metavar="SET",
+    type=SetIdentifier("prompt", "question"),
+    help="golden set identifier (need not be installed any more)",
 )
 @click.option("--limit", type=PositiveInt(), default=20, metavar="N", help="at most N runs (default 20)")
 @global_options(json="print one JSON document instead of tables")
@@ -46,7 +49,9 @@ def _series_key(run: Any) -> tuple[str, str]:
     return identity_label(run), run.grader
 
 
-def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _acceptances(
+    repository: ResultRepository, set_identifier: str, run_ids: list[str]
+) -> tuple[dict[str, Any], set[str]]:
     """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
     store keeps no acceptances)."""
     from ..baselines import current_baselines
@@ -73,11 +78,12 @@ def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..config import load_config
     from ..errors import UsageError
-    from ..leases import gone_sentence, liveness, resume_defaults, status_label
+    from ..leases import gone_sentence, liveness, status_label
     from ..storage import capabilities, close_repository, counted_so_far
     from .console import console
     from .json_output import print_json
     from .render import acceptance_document, run_document
+    from .resuming import continuing_defaults
     from .stored import (
         format_date,
         identity_label,
@@ -116,7 +122,8 @@ def handle(args: Arguments) -> int:
             "runs": [r.id for r in members],
             "pass_rates": [float(r.pass_rate) for r in members],
             # the newest SPARKLINE_RUNS runs: a bar per run, so the line keeps within 80 columns
-            "sparkline": ("…" if len(members) > SPARKLINE_RUNS else "") + sparkline(r.pass_rate for r in members[-SPARKLINE_RUNS:]),
+            "sparkline": ("…" if len(members) > SPARKLINE_RUNS else "")
+            + sparkline(r.pass_rate for r in members[-SPARKLINE_RUNS:]),
         }
         for (identity, grader), members in series.items()
     ]
@@ -158,7 +165,9 @@ def handle(args: Arguments) -> int:
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
-    defaults = resume_defaults(load_config(args.config)) if any(live.gone for live in alive.values()) else None
+    defaults = (
+        continuing_defaults(args, load_config(args.config)) if any(live.gone for live in alive.values()) else None
+    )
     for run in runs:
         live = alive.get(run.id)
         if live is not None and live.gone:
@@ -169,5 +178,7 @@ def handle(args: Arguments) -> int:
         rates = trend["pass_rates"]
         # two lines, the series' name first: on one line with the sparkline it passed 80 columns
         out.print(f"  {trend['identity']} · {trend['grader']}")
-        out.print(f"    {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  ({counted(len(rates), 'run')})")
+        out.print(
+            f"    {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  ({counted(len(rates), 'run')})"
+        )
     return 0

@@ -34,7 +34,9 @@ SHOWN_ANSWER_CHARS = 2_000
     ),
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
-@click.option("--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)")
+@click.option(
+    "--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)"
+)
 @global_options(json="print one JSON document instead of tables (every case)")
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit show``."""
@@ -89,7 +91,7 @@ def handle(args: Arguments) -> int:
             _print_json(run, live, verdict, acceptance, cases)
         else:
             before = _baseline_answers(repository, run, verdict)
-            _print_tables(run, live, verdict, acceptance, cases, args.show_all, Beside(before, args.config))
+            _print_tables(run, live, verdict, acceptance, cases, args, Beside(before, args.config))
     finally:
         close_repository(repository)
     return 0
@@ -152,7 +154,9 @@ def _print_json(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any) 
     print_cases_json(document, cases, run.case_count)
 
 
-def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
+def _print_tables(
+    run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, args: Arguments, beside: Beside
+) -> None:
     from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
@@ -179,10 +183,12 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     out.print(f"Status:     {run.status.value}, {answered} of {counted(run.case_count, 'case')} answered{errored}")
     if live is not None and live.gone:
         from ..config import load_config
-        from ..leases import gone_sentence, resume_defaults
+        from ..leases import gone_sentence
+        from .resuming import continuing_defaults
 
-        # the configured aliases and repeats: a run given another --model or --repeats is continued with it
-        out.print(f"            {gone_sentence(run, live, resume_defaults(load_config(beside.config_path)))}")
+        # the configured aliases and repeats: a run given another --model or --repeats is continued
+        # with it; in the store and with the configuration this command was given
+        out.print(f"            {gone_sentence(run, live, continuing_defaults(args, load_config(beside.config_path)))}")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     from .spend_view import spend_lines
@@ -193,7 +199,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
         out.print(f"Label:      {run.label}")
     out.print(f"Privacy:    {run.privacy}")
     out.print(
-        "Verdict:    " + verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""),
+        "Verdict:    "
+        + verdict_label(verdict, with_baseline=True)
+        + (f" — {verdict.note}" if verdict and verdict.note else ""),
         soft_wrap=False,
     )
     out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
@@ -209,7 +217,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     answers = []
     conversations = []
     for case in cases:
-        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
+        rows.append(
+            [case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)]
+        )
         if case.answer_text:
             answers.append(case)
         if case.transcript:
@@ -218,7 +228,7 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
         out.line()
         print_rows(out, columns, rows)
     hidden = run.answered_count - len(rows)
-    if hidden > 0 and not show_all:
+    if hidden > 0 and not args.show_all:
         out.line()
         out.print(unlisted_cases_line(hidden, run.answered_count))
     if answers:
@@ -230,7 +240,9 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
             shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
             out.line("  {case}: {answer}", case=case.case_id, answer=Lines(shown))
             if shown is not text:
-                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")
+                out.print(
+                    f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)"
+                )
             _print_beside(out, texts.get(case.case_id), beside, case.case_id)
     if conversations:
         out.line()
@@ -245,7 +257,9 @@ def _print_beside(out: Any, asked: Any, beside: Beside, case_id: str) -> None:
     """The lines under a case's answer: what it asked, its reference, the baseline's answer."""
     from .console import Lines
 
-    lines = [(role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())]
+    lines = [
+        (role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())
+    ]
     if asked is not None and asked.reference is not None:
         lines.append(("reference", asked.reference))
     if case_id in beside.answers:
