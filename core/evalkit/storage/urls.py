@@ -195,6 +195,18 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         raise StorageError(f"database {url}: {exc.strerror}") from None
     if len(header) < 100 or not header.startswith(_SQLITE_HEADER):
         raise StorageError(f"database {url}: {path} is not an SQLite database")
+    if (
+        not writing
+        and header[18:20] == b"\x02\x02"
+        and not os.path.exists(f"{file}-shm")
+        and not os.access(folder, os.W_OK)
+    ):
+        # A store in WAL mode is read through its -shm file, which SQLite creates beside it: in a
+        # read-only folder every reading command said only "unable to open database file".
+        raise StorageError(
+            f"database {url}: the folder {path_named(folder)} is read-only and the store is in WAL mode, which SQLite "
+            "reads through a -shm file it must create there; copy the file to a folder that can be written, and read the copy"
+        )
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
