@@ -360,6 +360,18 @@ def test_a_percent_encoded_user_password_and_database_are_decoded_as_libpq_decod
     assert (db.database, db.connect_params["user"], db.connect_params["password"]) == ("my store", "ci", "p@ss/w#rd")
 
 
+def test_query_parameters_reach_libpq_as_written() -> None:
+    # peewee read "?password=00123" as the number 123 (and "true" as True, "none" as None): psql
+    # took the URL, evalkit failed authentication
+    from evalkit.storage.engine import connect
+
+    db = connect(
+        "postgresql://ci@127.0.0.1:1/evalkit?password=00123&application_name=true&sslmode=disable&connect_timeout=5"
+    )
+    params = db.connect_params
+    assert (params["password"], params["application_name"], params["connect_timeout"]) == ("00123", "true", "5")
+
+
 @pytest.mark.parametrize("scheme", ["SQLITE", "Sqlite"])
 @pytest.mark.parametrize("where", ["--database", "EVALKIT_DATABASE_URL", "config"])
 def test_a_url_scheme_is_read_case_insensitively(evalkit_cli, project, scheme: str, where: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import peewee as pw
 
@@ -74,6 +74,12 @@ def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
 
 
 #: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
+#: The query parameters of a PostgreSQL URL that are peewee's options for the database object
+#: (read as Python values), not libpq's connection parameters (text, passed as written).
+_PEEWEE_OPTIONS = frozenset(
+    {"autoconnect", "autorollback", "thread_safe", "isolation_level", "server_side_cursors", "register_unicode"}
+)
+
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
 
 
@@ -157,6 +163,12 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
         # holding "@", "/" or "#" written as "%40", "%2F", "%23" was sent as those six characters.
         params = parse(url, unquote_password=True, unquote_user=True)
         params["database"] = unquote(str(params["database"]))
+        # peewee also reads each query value as a Python value ("00123" as 123, "true" as True,
+        # "none" as None): libpq's parameters are text, so "?password=00123" sent the password 123.
+        # Only peewee's own options keep its reading.
+        for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+            if key not in _PEEWEE_OPTIONS:
+                params[key] = value
         options = str(params.get("options", ""))
         if "lock_timeout" not in options:
             # A row lock held by another session gets the busy timeout SQLite has, not forever.
