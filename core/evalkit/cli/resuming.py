@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from .app import Arguments
 
-__all__ = ["RESUMED_OPTIONS", "continuing_defaults", "given_options", "resume_command", "with_resume_command"]
+__all__ = [
+    "RESUMED_OPTIONS",
+    "continuing_defaults",
+    "given_options",
+    "resume_command",
+    "store_options",
+    "with_resume_command",
+]
 
 #: The options a resume command repeats when they were given, and the value each has when not
 #: given (``None``: any value given is repeated; a flag repeats as the bare option).
@@ -59,18 +66,24 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
 def continuing_defaults(args: Arguments, config: Any) -> Any:
     """What a command that reads the store (``show``, ``history``, ``compare``, ``report``) passes
     :func:`evalkit.leases.gone_sentence` for a run no process answers: the configuration's
-    :func:`~evalkit.leases.resume_defaults`, with the ``--config`` and ``--database`` this command
-    was given (a password as ``***``), so the line it prints continues the run in the store it read."""
+    :func:`~evalkit.leases.resume_defaults`, with the :func:`store_options` this command was given,
+    so the line it prints continues the run in the store it read."""
     import attrs
 
     from ..leases import resume_defaults
 
-    store: list[str] = []
+    return attrs.evolve(resume_defaults(config), store=store_options(args))
+
+
+def store_options(args: Arguments) -> tuple[str, ...]:
+    """The ``--config PATH`` and ``--database URL`` (its password as ``***``) this command was
+    given, as words: what a line continuing a run repeats."""
+    words: list[str] = []
     for name in ("config", "database"):
         value = getattr(args, name, None)
         if value:
-            store += ["--" + name, _hidden_password(str(value)) if name == "database" else str(value)]
-    return attrs.evolve(resume_defaults(config), store=tuple(store))
+            words += ["--" + name, _hidden_password(str(value)) if name == "database" else str(value)]
+    return tuple(words)
 
 
 def given_options(args: Arguments) -> list[str]:

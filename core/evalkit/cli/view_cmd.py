@@ -51,10 +51,18 @@ class Port(click.ParamType):
         'pip install "evalkit-golden[view]".'
     ),
 )
-@click.option("--port", type=Port(), default=8765, metavar="N", help="port to listen on (default 8765; 0: a free one, printed)")
-@click.option("--host", default="127.0.0.1", metavar="HOST", help="address to bind (default 127.0.0.1, this machine only)")
+@click.option(
+    "--port", type=Port(), default=8765, metavar="N", help="port to listen on (default 8765; 0: a free one, printed)"
+)
+@click.option(
+    "--host", default="127.0.0.1", metavar="HOST", help="address to bind (default 127.0.0.1, this machine only)"
+)
 @click.option("--open", "open_browser", is_flag=True, help="open the viewer in the default browser")
-@click.option("--token", metavar="TOKEN", help=f"require this token on every request (default ${TOKEN_ENV}; required with another --host)")
+@click.option(
+    "--token",
+    metavar="TOKEN",
+    help=f"require this token on every request (default ${TOKEN_ENV}; required with another --host)",
+)
 @store_options
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit view``."""
@@ -89,9 +97,14 @@ def handle(args: Arguments) -> int:
     from ..environment import variable
     from ..view.server import ServeOptions, is_loopback, serve
     from .common import database_url
+    from .resuming import store_options
     from .stored import require_existing_store
 
-    token = args.token if args.token is not None else variable(TOKEN_ENV, "a token someone could not guess", "serve without one")
+    token = (
+        args.token
+        if args.token is not None
+        else variable(TOKEN_ENV, "a token someone could not guess", "serve without one")
+    )
     if token is not None and not token.strip():
         raise UsageError("--token is empty: give a token someone could not guess (say, `openssl rand -hex 16`)")
     if not is_loopback(args.host):
@@ -100,11 +113,14 @@ def handle(args: Arguments) -> int:
                 f"--host {args.host} lets other machines connect: give --token TOKEN (or ${TOKEN_ENV}) so only those "
                 "who have it can read the store"
             )
-        _warn(f"evalkit view: warning: serving on {args.host}, reachable from other machines; every request must carry the token")
+        _warn(
+            f"evalkit view: warning: serving on {args.host}, reachable from other machines; every request must carry the token"
+        )
     config = load_config(args.config)
     url = database_url(args, config)
     require_existing_store(url, config, args.database)
     options = ServeOptions(
-        url, host=args.host, port=args.port, token=token, open_browser=args.open_browser, config=config, announce=_announce, warn=_warn
-    )
+        url, host=args.host, port=args.port, token=token, open_browser=args.open_browser, config=config, announce=_announce, warn=_warn,
+        store_options=store_options(args),
+    )  # fmt: skip
     return serve(options)
