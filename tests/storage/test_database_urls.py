@@ -370,6 +370,8 @@ def test_query_parameters_reach_libpq_as_written() -> None:
     )
     params = db.connect_params
     assert (params["password"], params["application_name"], params["connect_timeout"]) == ("00123", "true", "5")
+    # libpq decodes %XX only: a "+" is a plus, not a form's space
+    assert connect("postgresql://ci@127.0.0.1:1/evalkit?password=a+b%2Bc").connect_params["password"] == "a+b+c"
 
 
 @pytest.mark.parametrize("scheme", ["SQLITE", "Sqlite"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import peewee as pw
 
@@ -164,10 +164,12 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
         params = parse(url, unquote_password=True, unquote_user=True)
         params["database"] = unquote(str(params["database"]))
         # peewee also reads each query value as a Python value ("00123" as 123, "true" as True,
-        # "none" as None): libpq's parameters are text, so "?password=00123" sent the password 123.
-        # Only peewee's own options keep its reading.
-        for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
-            if key not in _PEEWEE_OPTIONS:
+        # "none" as None), and as a form does ("+" as a space): libpq's parameters are text, only
+        # percent-decoded, so "?password=00123" sent the password 123. Only peewee's own options
+        # keep its reading.
+        for pair in urlsplit(url).query.split("&"):
+            key, _, value = (unquote(part) for part in pair.partition("="))
+            if key and key not in _PEEWEE_OPTIONS:
                 params[key] = value
         options = str(params.get("options", ""))
         if "lock_timeout" not in options:
