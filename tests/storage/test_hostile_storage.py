@@ -473,6 +473,75 @@ def test_6_bad_stores_are_refused_before_anything_is_called(
     assert not (project / ".evalkit").exists()
 
 
+@pytest.mark.parametrize(
+    "command",
+    [("history", "evalkit.smoke"), ("show", "r1"), ("db", "status"), ("run", "evalkit.smoke")],
+    ids=lambda c: c[0],
+)
+def test_6_a_damaged_schema_sqlite_cannot_name_in_text_is_refused_not_an_evalkit_bug(
+    tmp_path, project, evalkit_cli, command
+) -> None:
+    # SQLite's "malformed database schema (NAME)" quotes the damaged bytes, which Python cannot
+    # decode: every command ended in "internal error (an evalkit bug): UnicodeDecodeError"
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--run-id", "r1").code == 0
+    with sqlite3.connect(store) as connection:
+        connection.execute("PRAGMA writable_schema=ON")
+        connection.execute(
+            "UPDATE sqlite_master SET name = CAST(X'6576616C6B69745F95' AS TEXT), sql = 'CREATE TABLE' "
+            "WHERE name = 'evalkit_judge_calibration'"
+        )
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert f"{store} is damaged (its schema cannot be read: database disk image is malformed)" in result.stderr, (
+        result.stderr
+    )
+    assert "internal error" not in result.stderr
+
+
+def _damage_the_case_pages(store: Path) -> None:
+    """Grow the store's case table over many pages, then overwrite the b-tree header of every
+    eighth page of its second half: the schema and the run rows (its first pages) stay readable,
+    reading the cases meets SQLite's "database disk image is malformed"."""
+    with sqlite3.connect(store) as connection:
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(evalkit_case)") if row[1] != "id"]
+        copied = ", ".join(
+            "case_id || '-' || n.value" if c == "case_id" else "printf('%.300c', 'x')" if c == "answer_text" else c
+            for c in columns
+        )
+        connection.execute(
+            f"INSERT INTO evalkit_case ({', '.join(columns)}) SELECT {copied} FROM evalkit_case, "
+            "(WITH RECURSIVE k(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM k WHERE value < 300) SELECT value FROM k) AS n"
+        )
+        connection.commit()
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    data = bytearray(store.read_bytes())
+    for page in range(pages // 2, pages, 8):
+        data[page * page_size : page * page_size + 8] = b"\xff" * 8
+    store.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "command", [("show", "r1", "--show-all"), ("report", "r1", "-o", "r1.html"), ("compare", "r1", "r1"), ("flaky", "evalkit.smoke")], ids=lambda c: c[0]
+)  # fmt: skip
+def test_6_damaged_case_pages_are_named_as_the_stores_fault_not_an_evalkit_bug(
+    tmp_path, project, evalkit_cli, command
+) -> None:
+    # the driver's error met while rows are fetched is not one peewee wraps: it went past the
+    # store's guard as "internal error (an evalkit bug): DatabaseError", with a traceback
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full", "--run-id", "r1").code == 0
+    _damage_the_case_pages(store)
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert f"database {url}: database disk image is malformed" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_6_a_truncated_database_is_refused(tmp_path, project, evalkit_cli) -> None:
     whole = tmp_path / "whole.db"
     url = f"sqlite:///{whole}"

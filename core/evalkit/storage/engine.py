@@ -66,6 +66,13 @@ def _first_database_error(exc: BaseException) -> BaseException:
     return first
 
 
+def is_database_error(exc: BaseException) -> bool:
+    """True for an error of peewee or of a database driver: one peewee wrapped, and one a driver
+    raised where peewee does not wrap it — fetching rows from a cursor (``fetchall``, iterating a
+    query), where SQLite says ``database disk image is malformed`` of a damaged page."""
+    return isinstance(exc, (pw.DatabaseError, pw.InterfaceError)) or type(exc).__module__.split(".")[0] in ("sqlite3", "psycopg2")
+
+
 def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
     """True when a database error says another process or session held a lock past the busy
     timeout (an environment fault: the command was right, the store was not free)."""

@@ -223,7 +223,7 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
             f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
             "restore it from a backup"
         )
-    foreign = _tables_of_another_program(file)
+    foreign = _tables_of_another_program(file, url, path)
     if foreign:
         shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (
             f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else ""
@@ -234,12 +234,13 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         )
 
 
-def _tables_of_another_program(file: Path) -> list[str]:
+def _tables_of_another_program(file: Path, url: str, path: str) -> list[str]:
     """The tables of an SQLite file that holds some and none of evalkit's (all named ``evalkit_…``),
     read through a read-only connection before evalkit's own opens it: that connection would turn
     the file to WAL mode and add evalkit's tables to another program's database (``--database
     sqlite:///app.db``), even for a command that only reads. Empty when the file holds a store, no
-    table at all, or cannot be read here (the connection that follows says why)."""
+    table at all, or cannot be read here (the connection that follows says why). A schema whose
+    damage SQLite's message cannot say in text is refused (``url`` and ``path``: as messages show them)."""
     import sqlite3
     from urllib.parse import quote
 
@@ -251,6 +252,13 @@ def _tables_of_another_program(file: Path) -> list[str]:
         names = sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
     except sqlite3.Error:  # locked, or unreadable: not this check's to say
         return []
+    except UnicodeDecodeError:
+        # SQLite's message on a damaged schema quotes its bytes, which Python cannot decode: every
+        # command, reading ones too, ended in "internal error (an evalkit bug): UnicodeDecodeError"
+        raise StorageError(
+            f"database {url}: {path} is damaged (its schema cannot be read: "
+            "database disk image is malformed); restore it from a backup"
+        ) from None
     finally:
         connection.close()
     names = [name for name in names if isinstance(name, str) and not name.startswith("sqlite_")]
