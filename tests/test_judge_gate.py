@@ -53,7 +53,13 @@ def test_a_judge_is_licensed_by_its_newest_calibration_at_or_above_the_threshold
 
 def test_nothing_is_advisory_without_a_threshold_or_in_a_failed_grading() -> None:
     assert JudgeGate.from_records(None, [], 0.0).apply(mixed()) == mixed()
-    failed = Grading(0.0, False, (Check("rubric", False, judged=True),), yardstick="deterministic:rubric:failed", error="Judge failed")
+    failed = Grading(
+        0.0,
+        False,
+        (Check("rubric", False, judged=True),),
+        yardstick="deterministic:rubric:failed",
+        error="Judge failed",
+    )
     assert JudgeGate.from_records(0.6, [], 0.0).apply(failed) == failed
 
 
@@ -62,15 +68,46 @@ def test_the_lines_name_each_judges_kappa_from_the_run_metrics() -> None:
 
     case = CaseResult.from_grading("c1", mixed(True))
     gating = JudgeGate.from_records(0.6, [record(0.8123, 1.0)], 0.0)
-    assert judge_lines(gating.metrics([case])) == [f"Judge {RUBRIC}: κ 0.81 (calibrated on shop.labels); its verdicts gate (min_judge_kappa 0.6)."]
+    assert judge_lines(gating.metrics([case])) == [
+        f"Judge {RUBRIC}: κ 0.81 (calibrated on shop.labels); its verdicts gate (min_judge_kappa 0.6)."
+    ]
     advisory = JudgeGate.from_records(0.6, [], 0.0)
     case = CaseResult.from_grading("c1", advisory.apply(mixed()))
     assert judge_lines(advisory.metrics([case])) == [
         f"Judge {RUBRIC}: uncalibrated; its verdicts are advisory: below min_judge_kappa 0.6, they do not fail the run.",
         "1 advisory judged check left out of the gated figures.",
     ]
-    assert advisory.metrics([CaseResult("plain", True, 1.0, (Check("contains", True),), yardstick="deterministic")]) is None
+    assert (
+        advisory.metrics([CaseResult("plain", True, 1.0, (Check("contains", True),), yardstick="deterministic")])
+        is None
+    )
     assert judge_lines(None) == [] and judge_lines({"judge_gate": "hostile"}) == []
     assert judge_lines({"judge_gate": {"judges": [{"yardstick": "y", "kappa": None, "calibration_set": "s"}]}}) == [
         "Judge y: κ undefined (calibrated on s); its verdicts gate ([gate] min_judge_kappa is unset)."
     ]
+
+
+def test_a_stored_yardstick_or_set_is_named_as_one_word_whatever_it_holds() -> None:
+    """``judge_lines`` put the stored yardstick and calibration set into its sentence raw: a
+    report's notes keep their lines (the JUnit report's ``system-out``, the HTML notes), so a
+    yardstick holding ``\\nevalkit: ok`` printed a line of its own there. Each is now named as a
+    message names a word (``wording.word_named``): as it is when it reads as one, else quoted with
+    its hidden characters escaped."""
+    stored = {
+        "judge_gate": {
+            "judges": [
+                {
+                    "yardstick": "judge:x\nevalkit: ok \x1b[31m",
+                    "kappa": 0.5,
+                    "calibration_set": "s\r\n[bold]b[/bold] set",
+                },
+                {"yardstick": RUBRIC, "kappa": None, "calibration_set": None},
+            ]
+        }
+    }
+    first, second = judge_lines(stored)
+    assert first == (
+        'Judge "judge:x\\x0aevalkit: ok \\x1b[31m": κ 0.50 (calibrated on "s\\x0d\\x0a[bold]b[/bold] set"); '
+        "its verdicts gate ([gate] min_judge_kappa is unset)."
+    )
+    assert second.startswith(f"Judge {RUBRIC}: uncalibrated;")

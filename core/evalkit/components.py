@@ -13,7 +13,7 @@ import attrs
 from . import registry
 from .answers import Answer, ChatRequest, GenerationRequest, Turn
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
-from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
+from .errors import PLUGIN_FAILURES, ConfigError, EvalkitWarning, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
 from .plugin_attributes import declared, declares, offers, promises
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CONCURRENCY",
+    "MAX_OWN_NOTE_CHARS",
     "AsyncClosing",
     "aclosed",
     "AssertionKindsAware",
@@ -47,8 +48,10 @@ __all__ = [
     "PathOptions",
     "resolve_paths",
     "SecretHolder",
+    "concurrency_fault",
     "declared",
     "declares",
+    "echoed_model_note_fault",
     "grader_plugin",
     "judge_instance",
     "plugin_awaited",
@@ -116,8 +119,6 @@ class PathOptions(Protocol):
     path_options: Sequence[str]
 
 
-
-
 @runtime_checkable
 class SetAware(Protocol):
     """A generator that wants to see the set before the run (the reference generator does)."""
@@ -156,7 +157,9 @@ def answered_by(instance: str | None, adapter: str | None, alias: str | None) ->
     return named if alias is None else f"{named} with model {quoted(alias)}"
 
 
-def same_generator(first: tuple[str | None, str | None, str | None], second: tuple[str | None, str | None, str | None]) -> bool:
+def same_generator(
+    first: tuple[str | None, str | None, str | None], second: tuple[str | None, str | None, str | None]
+) -> bool:
     """Whether two ``(instance, adapter, alias)`` (of runs, stored or about to be, or bound
     generators) name one generator, whose answers one run may hold: the same provider instance and
     model alias, and for an ad-hoc run (no instance) the same adapter too — ``--provider llm`` does
@@ -169,9 +172,11 @@ def same_generator(first: tuple[str | None, str | None, str | None], second: tup
 
 def generator_named(bound: BoundGenerator) -> str:
     """``provider instance "prod"``, or ``the ad-hoc "openai" generator``: who a message is about."""
-    return f'provider instance {quoted(bound.instance)}' if bound.instance else f'the ad-hoc {quoted(bound.adapter)} generator'
-
-
+    return (
+        f"provider instance {quoted(bound.instance)}"
+        if bound.instance
+        else f"the ad-hoc {quoted(bound.adapter)} generator"
+    )
 
 
 @runtime_checkable
@@ -207,7 +212,11 @@ class ReadinessCheck(Protocol):
 
 
 def check_generator_ready(
-    bound: BoundGenerator, wait_s: float = 0.0, *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+    bound: BoundGenerator,
+    wait_s: float = 0.0,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> list[str]:
     """Ask the generator under test whether it can run; its warnings, or
     :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2, nothing stored) naming the instance.
@@ -232,7 +241,9 @@ def check_generator_ready(
             remaining = deadline - clock()
             if remaining <= 0:
                 waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""
-                raise GeneratorUnavailableError(f"{who} is not ready{waited}, so nothing was run or stored: {exc}") from None
+                raise GeneratorUnavailableError(
+                    f"{who} is not ready{waited}, so nothing was run or stored: {exc}"
+                ) from None
             sleep(min(delay, remaining))
             delay = min(delay * 2, 5.0)
     return [f"{who}: {w}" for w in (warnings_given or ()) if isinstance(w, str) and w]
@@ -359,6 +370,31 @@ MAX_CONCURRENCY = 1_000_000
 MAX_OWN_NOTE_CHARS = 300
 
 
+def concurrency_fault(value: object) -> str | None:
+    """Why a run refuses a generator's declared ``concurrency`` (read with :func:`declared`), as
+    the words after ``declares concurrency`` — ``int 0, which must be a whole number of at least 1``
+    — or ``None`` when it takes it (``None``: not declared; an ``int`` of at least 1). The one rule:
+    :attr:`BoundGenerator.concurrency` refuses by it, and ``evalkit.testing.check_generator`` checks
+    a plugin by it, so a generator that passes the kit is not refused by a run."""
+    if value is None or (type(value) is int and value >= 1):
+        return None
+    return f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1"
+
+
+def echoed_model_note_fault(value: object) -> str | None:
+    """Why a run refuses a generator's declared ``echoed_model_note`` (read with :func:`declared`),
+    as the words after ``declares echoed_model_note`` — ``int 5, which must be text of 1 to 300
+    printable characters (no line break), or None`` — or ``None`` when it takes it (``None``: nothing
+    to say; text of 1 to :data:`MAX_OWN_NOTE_CHARS` printable characters). The one rule:
+    :meth:`BoundGenerator.echoed_model_note` refuses by it, and ``evalkit.testing.check_generator``
+    checks a plugin by it."""
+    if value is None or (type(value) is str and 0 < len(value) <= MAX_OWN_NOTE_CHARS and value.isprintable()):
+        return None
+    return (
+        f"{type(value).__name__} {short_repr(value, 40)}, which must be text of 1 to {MAX_OWN_NOTE_CHARS} printable "
+        "characters (no line break), or None"
+    )
+
 
 def plugin_method(who: Any, component: Any, method: str, *args: Any) -> Any:
     """``component.method(*args)`` under the rule of :func:`plugin_called`, the method read within
@@ -466,7 +502,8 @@ def grader_plugin(name: str) -> registry.PluginRecord | str:
     try:
         return registry.find("evalkit.graders", name)
     except Exception:  # noqa: BLE001 - a failure's message never fails on who to name
-        return f'grader {quoted(name)}'
+        return f"grader {quoted(name)}"
+
 
 @attrs.frozen
 class BoundGenerator:
@@ -520,13 +557,13 @@ class BoundGenerator:
         stored): it was passed over for 8 prompts in flight, unsaid, where
         ``evalkit.testing.check_generator`` refuses it."""
         value = declared(self.generator, "concurrency")
-        if value is None or (type(value) is int and value >= 1):
+        fault = concurrency_fault(value)
+        if fault is None:
             return value if value is None else min(value, MAX_CONCURRENCY)
         from .errors import PluginError
 
         said = (
-            f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency "
-            f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1 "
+            f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency {fault} "
             "(a defect of the plugin; a concurrency configured for the instance is used instead of it)"
         )
         raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
@@ -539,14 +576,14 @@ class BoundGenerator:
         :class:`~evalkit.errors.PluginError` naming it and the value (exit 2, nothing called or
         stored), by the rule :attr:`concurrency` follows: it was passed over for ``default``, unsaid."""
         value = declared(self.generator, "echoed_model_note", default)
-        if value is None or (type(value) is str and 0 < len(value) <= MAX_OWN_NOTE_CHARS and value.isprintable()):
+        fault = echoed_model_note_fault(value)
+        if fault is None:
             return value
         from .errors import PluginError
 
         said = (
             f"{self.record.label if self.record is not None else generator_named(self)} declares echoed_model_note "
-            f"{type(value).__name__} {short_repr(value, 40)}, which must be text of 1 to {MAX_OWN_NOTE_CHARS} printable "
-            "characters (no line break), or None (a defect of the plugin)"
+            f"{fault} (a defect of the plugin)"
         )
         raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
 
@@ -559,7 +596,13 @@ class BoundGenerator:
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
         if offers(self.generator, SecretHolder):
-            return tuple(v for v in secrets_to_keep_out(self.generator, f'provider instance {quoted(self.instance or self.adapter)}') if v)
+            return tuple(
+                v
+                for v in secrets_to_keep_out(
+                    self.generator, f"provider instance {quoted(self.instance or self.adapter)}"
+                )
+                if v
+            )
         return ()
 
     async def aclose(self) -> None:
@@ -587,7 +630,9 @@ def _create(
         options = resolve_paths(options, factory, config.root, boundary=boundary, table=table)
     generator = registry.build(record, factory, options, table)
     wanted = "has none of generate(request), async agenerate(request), chat(request) or async achat(request)"
-    return registry.require_offered(record, generator, (Generator, AsyncGenerator, ChatGenerator, AsyncChatGenerator), wanted), record
+    return registry.require_offered(
+        record, generator, (Generator, AsyncGenerator, ChatGenerator, AsyncChatGenerator), wanted
+    ), record
 
 
 def bind_generator(
@@ -606,7 +651,9 @@ def bind_generator(
         if config.providers and len(config.providers) == 1:
             instance = next(iter(config.providers.values()))
         elif config.providers:
-            raise ConfigError(f"several provider instances are configured ({listed(config.providers)}); choose one with {argument('provider')}")
+            raise ConfigError(
+                f"several provider instances are configured ({listed(config.providers)}); choose one with {argument('provider')}"
+            )
         else:
             generator, record = _create("reference", {}, "the built-in reference instance")
             return BoundGenerator(generator, "reference", REFERENCE_INSTANCE, model or "reference", True, record)
@@ -620,19 +667,30 @@ def bind_generator(
         elif isinstance(instance.options.get("model"), str):
             _check_alias(instance.options["model"], f"model in [providers.{table_key(instance.name)}]{where}")
         try:
-            generator, record = _create(instance.adapter, options, f"[providers.{table_key(instance.name)}]{where}", config)
+            generator, record = _create(
+                instance.adapter, options, f"[providers.{table_key(instance.name)}]{where}", config
+            )
         except ConfigError as exc:
-            raise ConfigError(f"provider instance {quoted(instance.name)} ({quoted(instance.adapter)}): {exc}") from None
+            raise ConfigError(
+                f"provider instance {quoted(instance.name)} ({quoted(instance.adapter)}): {exc}"
+            ) from None
         alias = options.get("model")
         configured = instance.options.get("concurrency")
         if isinstance(configured, int) and not isinstance(configured, bool) and not 1 <= configured <= MAX_CONCURRENCY:
             raise ConfigError(
-                f'provider instance {quoted(instance.name)}: concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,} '
+                f"provider instance {quoted(instance.name)}: concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,} "
                 f"(in [providers.{table_key(instance.name)}]{where}), got {short_repr(configured)}"
             )
         return BoundGenerator(
-            generator, instance.adapter, instance.name, stored_alias(alias), True, record,
-            configured_concurrency=configured if isinstance(configured, int) and not isinstance(configured, bool) else None,
+            generator,
+            instance.adapter,
+            instance.name,
+            stored_alias(alias),
+            True,
+            record,
+            configured_concurrency=configured
+            if isinstance(configured, int) and not isinstance(configured, bool)
+            else None,
             answer_timeout=instance.answer_timeout,
             base_prompt=base_prompt_of(config, instance),
         )
@@ -696,7 +754,9 @@ def base_prompt_of(config: Config, instance: ProviderInstance) -> str | None:
     except OSError as exc:
         raise ConfigError(f"{what}, {instance.system_prompt_file}, cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{what}, {instance.system_prompt_file}, is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(
+            f"{what}, {instance.system_prompt_file}, is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     return text.strip() or None
 
 
@@ -732,7 +792,9 @@ class UnknownProviderError(UnknownPluginError):
             f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
         )
         if switched_off := registry.switched_off_note("evalkit.generators", name):  # an adapter switched off: the cause
-            self.args = (f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter. {switched_off}",)
+            self.args = (
+                f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter. {switched_off}",
+            )
 
 
 def known_graders() -> list[str]:
@@ -753,7 +815,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
     except UnknownPluginError:
         if strict:
             raise
-        warnings.warn(f'unknown grader {quoted(name)}; grading deterministically', stacklevel=2)
+        warnings.warn(f"unknown grader {quoted(name)}; grading deterministically", EvalkitWarning, stacklevel=2)
         name = "deterministic"
         record, factory = registry.driver("evalkit.graders", name)
     where = f"the grader options ({argument('grader_options', option='--judge, --judge-repeats, --judge-temperature, --allow-self-judge')})"
@@ -761,11 +823,20 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
     if table:
         from .project_files import ProjectBoundary
 
-        shown = f"[graders.{table_key(name, always_quoted=True)}] of {path_named(config.path)}" if config is not None else ""
-        options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
+        shown = (
+            f"[graders.{table_key(name, always_quoted=True)}] of {path_named(config.path)}"
+            if config is not None
+            else ""
+        )
+        options = {
+            **resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown),
+            **options,
+        }
         where = f"{shown}, or {where}"
     grader = registry.build(record, factory, options, where)
-    return registry.require_offered(record, grader, (Grader, AsyncGrader), "has neither grade(prompt, answer) nor async agrade(prompt, answer)"), name
+    return registry.require_offered(
+        record, grader, (Grader, AsyncGrader), "has neither grade(prompt, answer) nor async agrade(prompt, answer)"
+    ), name
 
 
 def _grader_table(config: Config | None, name: str) -> dict[str, Any]:
@@ -774,8 +845,12 @@ def _grader_table(config: Config | None, name: str) -> dict[str, Any]:
         return {}
     graders = config.raw.get("graders", {})
     if not isinstance(graders, Mapping):
-        raise ConfigError(f"{path_named(config.path)}: [graders] must be a table of one table per grader, like [graders.NAME]")
+        raise ConfigError(
+            f"{path_named(config.path)}: [graders] must be a table of one table per grader, like [graders.NAME]"
+        )
     table = graders.get(name, {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{path_named(config.path)}: [graders.{table_key(name, always_quoted=True)}] must be a table of the grader's options")
+        raise ConfigError(
+            f"{path_named(config.path)}: [graders.{table_key(name, always_quoted=True)}] must be a table of the grader's options"
+        )
     return dict(table)

@@ -30,6 +30,10 @@
 ``Exception``, or ``StopIteration``, out of the call (:func:`carried`), so that it is handled as
 the plugin's failure like any exception.
 
+``EvalkitWarning`` (a ``UserWarning``) is what the library warns with (``warnings.warn``): a
+library caller's filters decide what becomes of it, and the CLI says it on stderr as
+``evalkit: warning: …`` (:func:`evalkit.cli.main`).
+
 ``evalkit.leases`` adds two ``UsageError`` subclasses: ``RunBusyError`` (another live process is
 answering the run) and ``ShardMismatchError`` (a shard gives another N than the run's shards).
 """
@@ -53,6 +57,7 @@ __all__ = [
     "ConfigError",
     "DuplicateSetError",
     "EvalkitError",
+    "EvalkitWarning",
     "GenerationError",
     "GeneratorUnavailableError",
     "GraderUnavailableError",
@@ -114,7 +119,9 @@ class TimeLimitExceeded(BaseException):
 
 #: Who set a wrapped handler, as :class:`HostAlarm`'s ``by`` says it.
 HOSTS_OWN = "the host's own SIGALRM handler"
-SET_UNTOLD = "a SIGALRM handler set outside the caller's callbacks (the host's or a plugin's: evalkit cannot tell which)"
+SET_UNTOLD = (
+    "a SIGALRM handler set outside the caller's callbacks (the host's or a plugin's: evalkit cannot tell which)"
+)
 
 
 class HostAlarm(BaseException):
@@ -169,6 +176,13 @@ async def carried_async(awaitable: Any) -> Any:
         raise
 
 
+class EvalkitWarning(UserWarning):
+    """What evalkit warns a caller of (``warnings.warn``) about something that does not stop it:
+    a library caller's warning filters decide whether and how it is shown (or made an error), and
+    the CLI says each one on standard error as ``evalkit: warning: …`` (:func:`evalkit.cli.main`).
+    Never printed by the library itself."""
+
+
 class EvalkitError(Exception):
     """Root of every error evalkit raises on purpose."""
 
@@ -197,7 +211,9 @@ class UnknownSetError(UsageError, LookupError):
         hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
         told = "".join(f" {note}" for note in notes)  # why it may be unknown: a path given, a provider switched off
-        super().__init__(f"Unknown {kind} {quoted(identifier)}.{did_you_mean(identifier, self.available)}{hint}{told}{failed}")
+        super().__init__(
+            f"Unknown {kind} {quoted(identifier)}.{did_you_mean(identifier, self.available)}{hint}{told}{failed}"
+        )
 
 
 class UnknownPluginError(UsageError, LookupError):
@@ -212,7 +228,9 @@ class UnknownPluginError(UsageError, LookupError):
 
         known = listed(self.available, "(none installed)")
         kinds = "repositories" if kind == "repository" else f"{kind}s"
-        hint = did_you_mean(name, [a.split(" (", 1)[0] for a in self.available])  # "NAME (configured)", "NAME (built in)"
+        hint = did_you_mean(
+            name, [a.split(" (", 1)[0] for a in self.available]
+        )  # "NAME (configured)", "NAME (built in)"
         told = f" {note}" if note else ""
         super().__init__(f"Unknown {kind} {quoted(name)}.{hint} Available {kinds}: {known}.{told}")
 
@@ -225,7 +243,9 @@ class UnknownRunError(UsageError, LookupError):
         self.run_id = run_id
         told = f"{option}: " if option else ""
         of = f" of set {quoted(of_set)}" if of_set is not None else ""
-        super().__init__(f"{told}there is no run {quoted(run_id)}{of} in the store (see `evalkit history SET` for run ids)")
+        super().__init__(
+            f"{told}there is no run {quoted(run_id)}{of} in the store (see `evalkit history SET` for run ids)"
+        )
 
 
 class ToleranceError(UsageError):
@@ -266,7 +286,11 @@ class SetValidationError(EvalkitError):
         self.problems = bounded_problems(problems)
         quoted = self.problems[:PROBLEMS_IN_MESSAGE]
         _, more, exact = problem_total(self.problems[PROBLEMS_IN_MESSAGE:])
-        rest = f"; and {'' if exact else 'at least '}{more:,} more problem{'' if more == 1 and exact else 's'}" if more else ""
+        rest = (
+            f"; and {'' if exact else 'at least '}{more:,} more problem{'' if more == 1 and exact else 's'}"
+            if more
+            else ""
+        )
         super().__init__("; ".join(quoted) + rest)
 
 
@@ -361,7 +385,11 @@ def _resume_command(set_identifier: str, run_id: str, command: str | None) -> st
 
 def _kept_cases(kept: int | None, before: str, unknown: str) -> str:
     """``3 cases committed before {before} are kept``, or ``unknown`` when the count is not known."""
-    return unknown if kept is None else f"{counted(kept, 'case')} committed before {before} {'is' if kept == 1 else 'are'} kept"
+    return (
+        unknown
+        if kept is None
+        else f"{counted(kept, 'case')} committed before {before} {'is' if kept == 1 else 'are'} kept"
+    )
 
 
 #: What a run-stopping error says of a run whose lease this process never took.
@@ -377,7 +405,9 @@ class RunInterrupted(EvalkitError):
 
     exit_code = 3
 
-    def __init__(self, run_id: str, set_identifier: str, *, command: str | None = None, cause: str | None = None) -> None:
+    def __init__(
+        self, run_id: str, set_identifier: str, *, command: str | None = None, cause: str | None = None
+    ) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
         self.cause = cause

@@ -24,6 +24,7 @@ import attrs
 from .grading import Grading
 from .runs import CaseResult
 from .storage.values import CalibrationRecord
+from .wording import word_named
 
 __all__ = ["JudgeGate", "JudgeLicence", "judge_lines"]
 
@@ -48,7 +49,9 @@ class JudgeGate:
     temperature: float = 0.0
 
     @classmethod
-    def from_records(cls, min_kappa: float | None, records: Iterable[CalibrationRecord], temperature: float) -> JudgeGate:
+    def from_records(
+        cls, min_kappa: float | None, records: Iterable[CalibrationRecord], temperature: float
+    ) -> JudgeGate:
         """The gate over ``records`` (any order): the newest record of each judge counts."""
         newest: dict[tuple[str, float], CalibrationRecord] = {}
         for record in records:
@@ -106,8 +109,11 @@ def judge_lines(metrics: Mapping[str, Any] | None) -> list[str]:
         if not isinstance(judge, Mapping):
             continue
         kappa, calibrated = judge.get("kappa"), judge.get("calibration_set")
+        # the stored yardstick and set, as a message names a word (a line break in one printed a line
+        # of its own in a report's notes, which keep their lines)
+        calibrated = word_named(calibrated) if isinstance(calibrated, str) else None
         standing = (
-            "uncalibrated" if not isinstance(calibrated, str)
+            "uncalibrated" if calibrated is None
             else f"κ {kappa:.2f} (calibrated on {calibrated})" if isinstance(kappa, (int, float)) else f"κ undefined (calibrated on {calibrated})"
         )  # fmt: skip
         if not isinstance(threshold, (int, float)):
@@ -116,7 +122,7 @@ def judge_lines(metrics: Mapping[str, Any] | None) -> list[str]:
             role = f"its verdicts gate (min_judge_kappa {threshold:g})"
         else:
             role = f"its verdicts are advisory: below min_judge_kappa {threshold:g}, they do not fail the run"
-        lines.append(f"Judge {judge.get('yardstick')}: {standing}; {role}.")
+        lines.append(f"Judge {word_named(judge.get('yardstick'))}: {standing}; {role}.")
     advisory = gate.get("advisory_checks")
     if isinstance(advisory, int) and advisory:
         lines.append(f"{advisory} advisory judged check{'s' if advisory != 1 else ''} left out of the gated figures.")

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from .environment import variable
-from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
+from .errors import PLUGIN_FAILURES, EvalkitWarning, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
 from .problem_texts import bounded_problem, clipped, too_long
 from .wording import EvalkitWords, did_you_mean, quoted
@@ -133,17 +134,19 @@ class PluginRecord(NamedTuple):
                 self, f"{self.label} failed to load: its entry point {self.value!r} is not module:attribute"
             )
         try:
-            return carried(EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load)
+            return carried(
+                EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load
+            )
         except PluginLoadInterrupted:  # one plugin's import loads another: the innermost is named
             raise
         except KeyboardInterrupt as exc:  # still an interrupt, but naming the plugin whose import it stopped
             raise PluginLoadInterrupted(self.label) from exc
-        except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
+        except (
+            PLUGIN_FAILURES
+        ) as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
             from .shapes import exception_text
 
-            raise PluginError.for_plugin(
-                self, f"{self.label} failed to load: {exception_text(exc)}"
-            ) from exc
+            raise PluginError.for_plugin(self, f"{self.label} failed to load: {exception_text(exc)}") from exc
 
 
 class _Failure(NamedTuple):
@@ -175,7 +178,7 @@ class PluginFailure(_Failure):
         plugin, as :attr:`plugin` says it): for a listing that shows the plugin beside it
         (``validate``'s ``set``/``reason``)."""
         if self.error.startswith(self.plugin):
-            return self.error[len(self.plugin):].removeprefix(":").lstrip() or self.error
+            return self.error[len(self.plugin) :].removeprefix(":").lstrip() or self.error
         return self.error
 
     def named(self, problem: str | None = None) -> str:
@@ -313,8 +316,19 @@ def _readable_distributions() -> Iterator[tuple[Any, tuple[PluginFailure, ...]]]
             except OSError:
                 raw = b""
             named = [group for group in GROUPS if f"[{group}]".encode() in raw]
-            reason = f"its entry_points.txt cannot be read ({exception_text(exc)}); none of its plugins is listed or loaded"
-            yield None, tuple(PluginFailure(PluginRecord(group, UNREADABLE_ENTRY_POINTS, "", _folder_name(dist), _folder_place(dist)), reason) for group in named)
+            reason = (
+                f"its entry_points.txt cannot be read ({exception_text(exc)}); none of its plugins is listed or loaded"
+            )
+            yield (
+                None,
+                tuple(
+                    PluginFailure(
+                        PluginRecord(group, UNREADABLE_ENTRY_POINTS, "", _folder_name(dist), _folder_place(dist)),
+                        reason,
+                    )
+                    for group in named
+                ),
+            )
             continue
         yield dist, ()
 
@@ -327,7 +341,9 @@ def _refusal(record: PluginRecord) -> PluginFailure:
             ("name", record.name, MAX_ENTRY_POINT_NAME_CHARS), ("value", record.value, MAX_ENTRY_POINT_VALUE_CHARS),
         ) if (length := too_long(text, limit)) is not None
     ]  # fmt: skip
-    shown = record._replace(name=clipped(record.name, _SHOWN_REFUSED_CHARS), value=clipped(record.value, _SHOWN_REFUSED_CHARS))
+    shown = record._replace(
+        name=clipped(record.name, _SHOWN_REFUSED_CHARS), value=clipped(record.value, _SHOWN_REFUSED_CHARS)
+    )
     return PluginFailure(shown, f"the entry point is refused: {' and '.join(reasons)}; it is neither listed nor loaded")
 
 
@@ -381,7 +397,7 @@ _looked_up: set[str] = set()
 def disabled() -> frozenset[str]:
     """What :data:`DISABLE_ENV` names, comma-separated: entry-point names, or ``DISTRIBUTION:NAME``
     (:func:`is_disabled`); read each time, library callers may set it. A name no installed plugin
-    has is warned about on stderr (:func:`_warn_unknown`), never refused."""
+    has is warned about (:func:`_warn_unknown`), never refused."""
     listed = variable(DISABLE_ENV, "plugin names separated by commas", "switch no plugin off") or ""
     off = frozenset(n.strip() for n in listed.split(",") if n.strip())
     if not off <= _looked_up:
@@ -390,10 +406,12 @@ def disabled() -> frozenset[str]:
 
 
 def _warn_unknown(off: frozenset[str]) -> None:
-    """Say on stderr, once per process for each, which names of :data:`DISABLE_ENV` switch off no
-    installed plugin, with the installed names close to each (``Did you mean "evalkit.smoke"?``):
-    a misspelt name switched nothing off, silently. Only a warning: a deployment may list a plugin
-    that is not installed on every one of its machines."""
+    """Warn (an :class:`~evalkit.errors.EvalkitWarning`), once per process for each, about the
+    names of :data:`DISABLE_ENV` that switch off no installed plugin, with the installed names
+    close to each (``Did you mean "evalkit.smoke"?``): a misspelt name switched nothing off,
+    silently. Only a warning: a deployment may list a plugin that is not installed on every one of
+    its machines. A library caller's warning filters decide what becomes of it; the CLI says it on
+    stderr (``evalkit: warning: …``). Never printed here: a library does not write to stderr."""
     fresh = sorted(off - _looked_up)
     _looked_up.update(fresh)
     installed = scan()
@@ -401,11 +419,12 @@ def _warn_unknown(off: frozenset[str]) -> None:
         if any(is_disabled(record, frozenset([entry])) for record in installed):
             continue
         pool = [f"{r.distribution}:{r.name}" for r in installed] if ":" in entry else [r.name for r in installed]
-        print(
-            f"evalkit: warning: {DISABLE_ENV} names {quoted(entry)}, which no installed plugin is, so it switches "
+        warnings.warn(
+            f"{DISABLE_ENV} names {quoted(entry)}, which no installed plugin is, so it switches "
             f"nothing off.{did_you_mean(entry, pool)} (Not an error: a deployment may list a plugin that is not "
             "installed on every machine.)",
-            file=sys.stderr,
+            EvalkitWarning,
+            stacklevel=3,  # the caller of disabled()
         )
 
 
@@ -441,7 +460,9 @@ def switched_off_note(group: str, name: str) -> str:
     (with its distributions), or ``""`` when it switches off none of that name: a bare "Unknown
     generator" sent the user looking for a package that is installed."""
     off = disabled()
-    switched_off = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in records(group) if r.name == name and is_disabled(r, off)))
+    switched_off = list(
+        dict.fromkeys(f"{r.distribution} {r.version}" for r in records(group) if r.name == name and is_disabled(r, off))
+    )
     if not switched_off:
         return ""
     return f"{DISABLE_ENV} switches it off ({quoted(name)} of {', '.join(switched_off)}); take it out of {DISABLE_ENV} to use it."
@@ -456,7 +477,9 @@ def find(group: str, name: str) -> PluginRecord:
     candidates = enabled(group)
     matches = [r for r in candidates if r.name == name]
     if not matches:
-        raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}), switched_off_note(group, name))
+        raise UnknownPluginError(
+            KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}), switched_off_note(group, name)
+        )
     if len(matches) > 1:
         owners = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in matches))
         switches = " or ".join(f"{DISABLE_ENV}={d}:{name}" for d in dict.fromkeys(r.distribution for r in matches))
@@ -465,7 +488,7 @@ def find(group: str, name: str) -> PluginRecord:
             else f"is declared by more than one distribution: {', '.join(owners)}; keep the one you want by switching "
             f"the other off by distribution and name ({switches}), or uninstall it"
         )  # fmt: skip
-        raise PluginError(f'{KIND_BY_GROUP[group]} {quoted(name)} {declared}', group=group, name=name)
+        raise PluginError(f"{KIND_BY_GROUP[group]} {quoted(name)} {declared}", group=group, name=name)
     return matches[0]
 
 
@@ -520,7 +543,9 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     return instantiate_within(record, factory, options, None)
 
 
-def instantiate_within(record: PluginRecord, factory: Callable[..., Any], options: dict[str, Any], within: tuple[float, str] | None) -> Any:
+def instantiate_within(
+    record: PluginRecord, factory: Callable[..., Any], options: dict[str, Any], within: tuple[float, str] | None
+) -> Any:
     """Call a plugin's factory with ``options`` as they are; anything it raises names the plugin.
 
     ``within`` (seconds, and what set them: ``"the deployment's timeout"``) bounds the call: the
@@ -578,10 +603,19 @@ def require_offered(record: PluginRecord, created: Any, protocols: tuple[type, .
     shape was otherwise met mid-run, as an ``AttributeError`` in every case or an internal error."""
     if any(offers(created, protocol) for protocol in protocols):
         return created
-    raise PluginError.for_plugin(record, f"{record.label}: its factory returned {type(created).__name__!r}, which {lacking}")
+    raise PluginError.for_plugin(
+        record, f"{record.label}: its factory returned {type(created).__name__!r}, which {lacking}"
+    )
 
 
-def build(record: PluginRecord, factory: Callable[..., Any], options: Any, table: str, *, within: tuple[float, str] | None = None) -> Any:
+def build(
+    record: PluginRecord,
+    factory: Callable[..., Any],
+    options: Any,
+    table: str,
+    *,
+    within: tuple[float, str] | None = None,
+) -> Any:
     """Check ``options`` against what the factory declares (:mod:`evalkit.options`), then call it
     by the contract it follows: with its structured ``Options`` object, with the options as keyword
     arguments (a factory written to the earlier contract), or with the table as it is (a factory

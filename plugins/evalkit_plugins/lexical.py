@@ -210,8 +210,9 @@ def corpus_ids(corpus: str | os.PathLike[str], cache_dir: str | os.PathLike[str]
     under and a digest of them. While all of those still hold, the ids come from it, not the
     corpus; a corpus changed since (or while it was read), and a cache file that is unreadable,
     not this shape, for another file, larger than the corpus's ids could be or whose digest does
-    not match, is read again and the cache rewritten. A cache that cannot be written is left out,
-    said nowhere: the ids are the same. A folder of text files is read each time (a folder's times
+    not match, is read again and the cache rewritten. A cache that cannot be written — a read-only
+    folder, a folder under a file, no home folder to keep it in (:func:`_ids_folder`) — is left
+    out, said nowhere: the ids are the same. A folder of text files is read each time (a folder's times
     do not change when a file in it is edited)."""
     path = Path(corpus)
     if path.is_dir() and (path / BEIR_CORPUS).is_file():
@@ -219,7 +220,9 @@ def corpus_ids(corpus: str | os.PathLike[str], cache_dir: str | os.PathLike[str]
     key = _ids_key(path)
     if key is None:
         return frozenset(document.id for document in corpus_documents(path))
-    folder = Path(cache_dir).expanduser() if cache_dir is not None else default_index_dir()
+    folder = _ids_folder(cache_dir)
+    if folder is None:
+        return frozenset(document.id for document in _jsonl_documents(path, hashlib.sha256()))
     cache = folder / f"ids-{hashlib.sha256(os.fsencode(key['corpus'])).hexdigest()[:16]}.json"
     cached = _cached_ids(cache, key, key["size"])
     if cached is not None:
@@ -228,6 +231,19 @@ def corpus_ids(corpus: str | os.PathLike[str], cache_dir: str | os.PathLike[str]
     if _ids_key(path) == key:  # not changed while it was read
         _keep_ids(cache, key, ids)
     return ids
+
+
+def _ids_folder(cache_dir: str | os.PathLike[str] | None) -> Path | None:
+    """The folder :func:`corpus_ids` keeps its cache in, or ``None`` when there is none to be had: a
+    home folder that cannot be found (``HOME`` unset for a user the system does not know, as a
+    container run under an arbitrary uid is; ``~`` in ``$EVALKIT_CACHE_DIR``). The cache is only a
+    saving, and the collections read it from read-only commands (``evalkit list questions``,
+    ``evalkit validate``): without a folder the ids are read and nothing is kept, where the
+    collection's provider failed with "Could not determine home directory"."""
+    try:
+        return Path(cache_dir).expanduser() if cache_dir is not None else default_index_dir()
+    except RuntimeError:  # pathlib's "Could not determine home directory"
+        return None
 
 
 def _ids_key(path: Path) -> dict[str, Any] | None:
@@ -266,7 +282,11 @@ def _cached_ids(cache: Path, key: dict[str, Any], size: int) -> frozenset[str] |
     if not isinstance(kept, dict) or kept.get("key") != key:
         return None
     ids = kept.get("ids")
-    if not isinstance(ids, list) or not all(isinstance(one, str) for one in ids) or kept.get("sha256") != _ids_digest(ids):
+    if (
+        not isinstance(ids, list)
+        or not all(isinstance(one, str) for one in ids)
+        or kept.get("sha256") != _ids_digest(ids)
+    ):
         return None
     return frozenset(ids)
 
@@ -296,7 +316,9 @@ def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:
         try:
             text = utf8_text(data)
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"evalkit.lexical corpus {path_named(file)}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise ConfigError(
+                f"evalkit.lexical corpus {path_named(file)}: not UTF-8 ({exc.reason} at byte {exc.start})"
+            ) from None
         doc_id = name.rsplit(".", 1)[0]
         yield Document(doc_id, text, doc_id)
 
@@ -326,17 +348,23 @@ class LexicalOptions:
     """The options of ``evalkit.lexical`` (a deployment's ``[deployments.NAME.retrievers."evalkit.lexical"]``)."""
 
     corpus: str = option(
-        "JSONL file ({\"id\", \"title\", \"text\"} a line), BEIR folder or folder of text files; relative to the config file",
+        'JSONL file ({"id", "title", "text"} a line), BEIR folder or folder of text files; relative to the config file',
         path=True,
     )
-    index_dir: str | None = option("where the FTS5 index is cached (default: the user cache folder)", default=None, path=True)
+    index_dir: str | None = option(
+        "where the FTS5 index is cached (default: the user cache folder)", default=None, path=True
+    )
     #: At most :data:`MAX_TITLE_WEIGHT`: past it BM25's scores overflow to infinity (``1e308``), and
     #: every question of the run errored with a score that is no finite number.
     title_weight: float = option(
-        "BM25 weight of titles against 1.0 for text", default=1.0, validator=number(at_least=0, at_most=MAX_TITLE_WEIGHT)
+        "BM25 weight of titles against 1.0 for text",
+        default=1.0,
+        validator=number(at_least=0, at_most=MAX_TITLE_WEIGHT),
     )
     min_score: float | None = option(
-        "BM25 floor: documents scoring below it are not returned", default=None, validator=attrs.validators.optional(number())
+        "BM25 floor: documents scoring below it are not returned",
+        default=None,
+        validator=attrs.validators.optional(number()),
     )
 
 
@@ -451,13 +479,17 @@ class LexicalRetriever:
                 f"evalkit.lexical: cannot make its index folder {self.index_dir} (from {self._index_dir_from}): {exc.strerror}"
             ) from None
         if not writable:
-            raise ConfigError(f"evalkit.lexical: its index folder {self.index_dir} (from {self._index_dir_from}) is not writable")
+            raise ConfigError(
+                f"evalkit.lexical: its index folder {self.index_dir} (from {self._index_dir_from}) is not writable"
+            )
         temporary = str(path.with_name(f"{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
         try:
             digest = hashlib.sha256()
             documents = self._write(Path(temporary), digest)
             if digest.hexdigest() != sha256:
-                raise RetrievalError(f"evalkit.lexical: corpus {path_named(self.corpus)} changed while it was being indexed")
+                raise RetrievalError(
+                    f"evalkit.lexical: corpus {path_named(self.corpus)} changed while it was being indexed"
+                )
             os.replace(temporary, path)
         finally:
             if os.path.exists(temporary):
@@ -480,7 +512,9 @@ class LexicalRetriever:
             seen: set[str] = set()
             for count, document in enumerate(self._documents(digest), start=1):
                 if document.id in seen:
-                    raise ConfigError(f'evalkit.lexical corpus {path_named(self.corpus)}: document id {quoted(document.id)} occurs twice')
+                    raise ConfigError(
+                        f"evalkit.lexical corpus {path_named(self.corpus)}: document id {quoted(document.id)} occurs twice"
+                    )
                 seen.add(document.id)
                 db.execute("INSERT INTO documents (rowid, doc_id) VALUES (?, ?)", (count, document.id))
                 db.execute(
@@ -556,7 +590,10 @@ class LexicalRetriever:
         once, at the first call."""
         with self._lock:
             if self._texts is None:
-                self._texts = {d.id: "\n\n".join(p for p in (d.title.strip(), d.text.strip()) if p) for d in corpus_documents(self.corpus)}
+                self._texts = {
+                    d.id: "\n\n".join(p for p in (d.title.strip(), d.text.strip()) if p)
+                    for d in corpus_documents(self.corpus)
+                }
             return self._texts.get(document_id)
 
     def close(self) -> None:

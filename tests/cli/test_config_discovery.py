@@ -29,7 +29,11 @@ def test_a_subdirectory_uses_the_parent_config_and_its_store(evalkit_cli, projec
 
 
 def test_pyproject_counts_only_with_a_tool_evalkit_table(evalkit_cli, project: Path) -> None:
-    _project(project, '[tool.evalkit]\nprivacy = "full"\n[tool.evalkit.providers.self]\nadapter = "reference"\n', "pyproject.toml")
+    _project(
+        project,
+        '[tool.evalkit]\nprivacy = "full"\n[tool.evalkit.providers.self]\nadapter = "reference"\n',
+        "pyproject.toml",
+    )
     inner = project / "src"
     (inner / "pyproject.toml").write_text('[project]\nname = "inner"\nversion = "1"\n')
     result = evalkit_cli("run", "evalkit.smoke", "--json", cwd=inner)
@@ -43,12 +47,17 @@ def test_evalkit_toml_is_preferred_in_one_folder_and_the_nearest_folder_wins(eva
     (project / "pyproject.toml").write_text('[tool.evalkit.providers.ignored]\nadapter = "reference"\n')
     (project / "src" / "evalkit.toml").write_text('[providers.inner]\nadapter = "reference"\n')
     assert evalkit_cli("run", "evalkit.smoke", "--json").json()["provider_instance"] == "outer"
-    assert evalkit_cli("run", "evalkit.smoke", "--json", cwd=project / "src" / "deep").json()["provider_instance"] == "inner"
+    assert (
+        evalkit_cli("run", "evalkit.smoke", "--json", cwd=project / "src" / "deep").json()["provider_instance"]
+        == "inner"
+    )
     assert (project / "src" / ".evalkit" / "results.db").is_file()
 
 
 @pytest.mark.parametrize("form", ["dangling link", "folder", "named pipe"])
-def test_an_evalkit_toml_that_is_no_file_is_refused_not_passed_over_for_the_one_above(evalkit_cli, project: Path, form: str) -> None:
+def test_an_evalkit_toml_that_is_no_file_is_refused_not_passed_over_for_the_one_above(
+    evalkit_cli, project: Path, form: str
+) -> None:
     # passed over, the parent's configuration (its providers, its store) was used without a word
     _project(project, '[providers.outer]\nadapter = "reference"\n')
     inner = project / "src" / "evalkit.toml"
@@ -63,7 +72,9 @@ def test_an_evalkit_toml_that_is_no_file_is_refused_not_passed_over_for_the_one_
     said = "a link to ../shared/evalkit.toml, which does not exist" if form == "dangling link" else f"a {form}"
     assert f"error: {inner} is no configuration file: it is {said}." in result.stderr, result.stderr
     assert "--config PATH" in result.stderr and not (project / ".evalkit").exists(), "nothing was run or made"
-    named = evalkit_cli("run", "evalkit.smoke", "--json", "--config", str(project / "evalkit.toml"), cwd=project / "src" / "deep")
+    named = evalkit_cli(
+        "run", "evalkit.smoke", "--json", "--config", str(project / "evalkit.toml"), cwd=project / "src" / "deep"
+    )
     assert named.code == 0 and named.json()["provider_instance"] == "outer", "--config still names one"
 
 
@@ -81,7 +92,10 @@ def test_config_from_elsewhere_uses_the_store_next_to_it(evalkit_cli, project: P
     assert len(history["runs"]) == 2
 
 
-@pytest.mark.parametrize("command", [["history", "evalkit.smoke"], ["show", "20990101T000000-abcdef"], ["compare", "a", "b"], ["db", "status"]])
+@pytest.mark.parametrize(
+    "command",
+    [["history", "evalkit.smoke"], ["show", "20990101T000000-abcdef"], ["compare", "a", "b"], ["db", "status"]],
+)
 def test_read_only_commands_never_create_a_store(evalkit_cli, project: Path, command: list[str]) -> None:
     _project(project)
     result = evalkit_cli(*command, cwd=project / "src")
@@ -122,7 +136,10 @@ def test_a_mistyped_subcommand_or_option_gets_a_suggestion(evalkit_cli) -> None:
 def test_an_undefined_provider_without_config_explains_adapters_and_the_table(evalkit_cli, project: Path) -> None:
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app")
     assert result.code == 2 and result.stdout == ""
-    assert "No configuration file was found (looked for evalkit.toml and [tool.evalkit] in pyproject.toml in" in result.stderr
+    assert (
+        "No configuration file was found (looked for evalkit.toml and [tool.evalkit] in pyproject.toml in"
+        in result.stderr
+    )
     assert str(project) in result.stderr
     assert '"openai", "reference", "replay"' in result.stderr
     assert '[providers.my-app]\n    adapter = "openai"\n    model = "MODEL-ALIAS"' in result.stderr
@@ -132,11 +149,19 @@ def test_an_undefined_provider_without_config_explains_adapters_and_the_table(ev
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        (b'[providers.self]\nadapter = "reference"\n# caf\xe9\n', "is not UTF-8 text (invalid continuation byte at byte 44)"),
-        (b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n", "is not valid TOML: arrays or inline tables nested too deeply"),
+        (
+            b'[providers.self]\nadapter = "reference"\n# caf\xe9\n',
+            "is not UTF-8 text (invalid continuation byte at byte 44)",
+        ),
+        (
+            b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            "is not valid TOML: arrays or inline tables nested too deeply",
+        ),
     ],
 )
-def test_a_configuration_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project: Path, content: bytes, reason: str) -> None:
+def test_a_configuration_no_reader_can_follow_is_a_usage_error_naming_it(
+    evalkit_cli, project: Path, content: bytes, reason: str
+) -> None:
     (project / "evalkit.toml").write_bytes(content)
     result = evalkit_cli("run", "evalkit.smoke")
     assert result.code == 2 and "Traceback" not in result.stderr
@@ -157,17 +182,34 @@ def test_a_pyproject_that_is_not_utf8_is_reported_only_when_it_is_evalkits(evalk
     ("argv", "said"),
     [
         # a command's option before the command: argparse alone says "invalid choice: '3'"
-        (("--concurrency", "3", "run", "evalkit.smoke"), '--concurrency is an option of "evalkit run" and "evalkit retrieval", not of evalkit itself: put it after the command ("evalkit run … --concurrency")'),
+        (
+            ("--concurrency", "3", "run", "evalkit.smoke"),
+            '--concurrency is an option of "evalkit run" and "evalkit retrieval", not of evalkit itself: put it after the command ("evalkit run … --concurrency")',
+        ),
         (("--concurrency", "3", "retrieval", "q", "r"), '("evalkit retrieval … --concurrency")'),
-        (("--older-than", "3d", "db", "prune"), '--older-than is an option of "evalkit db prune" and "evalkit cache clear", not of evalkit itself'),
+        (
+            ("--older-than", "3d", "db", "prune"),
+            '--older-than is an option of "evalkit db prune" and "evalkit cache clear", not of evalkit itself',
+        ),
         # mistyped as well as misplaced
-        (("--concurency", "3", "run", "evalkit.smoke"), 'unknown option --concurency before the command. Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?'),
-        (("--concurency", "run", "evalkit.smoke"), 'Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?'),
-        (("--databse", "x.db", "history", "s"), 'unknown option --databse before the command. Did you mean "--database"?'),
+        (
+            ("--concurency", "3", "run", "evalkit.smoke"),
+            'unknown option --concurency before the command. Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?',
+        ),
+        (
+            ("--concurency", "run", "evalkit.smoke"),
+            'Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?',
+        ),
+        (
+            ("--databse", "x.db", "history", "s"),
+            'unknown option --databse before the command. Did you mean "--database"?',
+        ),
         (("--bogus", "list"), "no command takes the option --bogus (see evalkit --help, or evalkit list --help)"),
     ],
 )
-def test_an_option_before_the_command_that_evalkit_does_not_take_is_named(evalkit_cli, argv: tuple[str, ...], said: str) -> None:
+def test_an_option_before_the_command_that_evalkit_does_not_take_is_named(
+    evalkit_cli, argv: tuple[str, ...], said: str
+) -> None:
     result = evalkit_cli(*argv)
     assert result.code == 2 and said in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
@@ -188,7 +230,9 @@ def test_global_options_before_the_command_still_parse_abbreviated_or_with_value
 def test_a_missing_store_is_explained_by_what_chose_it(evalkit_cli, project) -> None:  # noqa: ANN001
     (project / "evalkit.toml").write_text('database = "sqlite:///stores/results.db"\n')
     chosen = evalkit_cli("history", "evalkit.smoke")
-    assert chosen.code == 2 and f"The configuration file {project / 'evalkit.toml'} names it (database)" in chosen.stderr
+    assert (
+        chosen.code == 2 and f"The configuration file {project / 'evalkit.toml'} names it (database)" in chosen.stderr
+    )
     (project / "evalkit.toml").write_text("")
     default = evalkit_cli("history", "evalkit.smoke")
     assert default.code == 2 and "The default store sits next to the configuration file" in default.stderr
@@ -231,7 +275,9 @@ def test_a_misspelled_sets_table_is_refused_by_every_command_not_only_those_that
     ],
 )
 @pytest.mark.parametrize("by", ["--config", "EVALKIT_CONFIG"])
-def test_a_named_pyproject_without_tool_evalkit_is_refused_not_read_as_defaults(evalkit_cli, project, pyproject, hint, by) -> None:
+def test_a_named_pyproject_without_tool_evalkit_is_refused_not_read_as_defaults(
+    evalkit_cli, project, pyproject, hint, by
+) -> None:
     # named on purpose, a pyproject.toml whose table was misspelled configured nothing, silently:
     # the run went to the default store and was gated with the default tolerances
     (project / "pyproject.toml").write_text(pyproject)
@@ -243,3 +289,21 @@ def test_a_named_pyproject_without_tool_evalkit_is_refused_not_read_as_defaults(
     if hint:
         assert f"Did you mean {hint}?" in result.stderr, result.stderr
     assert not (project / ".evalkit").exists()
+
+
+def test_a_global_option_given_twice_names_both_values_as_words(evalkit_cli) -> None:
+    """``--database is given twice with different values (sqlite:///a<LF>evalkit: ok and …)``:
+    the values were put in raw, and the message keeps its lines. Each is now quoted."""
+    clash = evalkit_cli("--database", "sqlite:///a\nevalkit: ok", "history", "x", "--database", "sqlite:///b.db")
+    assert clash.code == 2
+    assert (
+        '--database is given twice with different values ("sqlite:///a\\x0aevalkit: ok" and "sqlite:///b.db")'
+        in clash.stderr
+    )
+    assert not any(line.startswith("evalkit: ok") for line in clash.stderr.splitlines()), clash.stderr
+
+
+def test_view_names_a_host_as_a_word(evalkit_cli) -> None:
+    result = evalkit_cli("view", "--host", "0.0.0.0\nevalkit: ok", "--port", "0")
+    assert result.code == 2
+    assert not any(line.startswith("evalkit: ok") for line in result.stderr.splitlines()), result.stderr

@@ -55,6 +55,7 @@ def test_a_disabled_plugin_name_no_installed_plugin_has_is_warned_about_once_wit
     assert result.code == 0, result.stderr
     warned = [line for line in result.stderr.splitlines() if "EVALKIT_DISABLE_PLUGINS names" in line]
     assert len(warned) == 3, result.stderr  # once each, however often the command reads the variable
+    assert all(line.startswith("evalkit: warning: EVALKIT_DISABLE_PLUGINS names ") for line in warned), warned
     assert (
         'names "evalkit.smok", which no installed plugin is, so it switches nothing off. Did you mean "evalkit.smoke"?'
         in warned[1]
@@ -66,3 +67,31 @@ def test_a_disabled_plugin_name_no_installed_plugin_has_is_warned_about_once_wit
     assert "EVALKIT_DISABLE_PLUGINS names" not in again.stderr, "once per process"
     quiet = cli("list", "sets", env={"EVALKIT_DISABLE_PLUGINS": "evalkit.smoke"})
     assert quiet.code == 0 and "warning" not in quiet.stderr
+
+
+def test_a_disabled_plugin_name_no_installed_plugin_has_is_a_warning_to_a_library_caller_not_stderr(
+    monkeypatch, capfd
+) -> None:
+    """A library caller met the warning printed straight to its stderr, past its warning filters
+    (it could neither silence it, record it nor make it an error). It is now an ``EvalkitWarning``
+    (``warnings.warn``), and nothing is printed; the CLI says it (the test above)."""
+    import warnings
+
+    from evalkit import registry
+    from evalkit.errors import EvalkitWarning
+
+    monkeypatch.setattr(registry, "_looked_up", set())
+    monkeypatch.setenv("EVALKIT_DISABLE_PLUGINS", "evalkit.smok")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.disabled() == frozenset({"evalkit.smok"})
+    assert [w.category for w in caught] == [EvalkitWarning]
+    assert str(caught[0].message).startswith('EVALKIT_DISABLE_PLUGINS names "evalkit.smok", which no installed plugin')
+    assert 'Did you mean "evalkit.smoke"?' in str(caught[0].message)
+    out, err = capfd.readouterr()
+    assert out == err == "", "a library prints no warning"
+    monkeypatch.setattr(registry, "_looked_up", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalkitWarning)  # a caller's filter decides
+        with pytest.raises(EvalkitWarning):
+            registry.disabled()

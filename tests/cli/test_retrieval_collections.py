@@ -74,7 +74,9 @@ def trec_means(qrels_path: Path, run_path: Path, k: int, threshold: int) -> dict
 
 
 @pytest.mark.parametrize(("k", "threshold"), [(10, 1), (5, 2)])
-def test_exported_files_recompute_the_stored_means_with_trec_eval(evalkit_cli, project, collection, tmp_path, k, threshold) -> None:
+def test_exported_files_recompute_the_stored_means_with_trec_eval(
+    evalkit_cli, project, collection, tmp_path, k, threshold
+) -> None:
     env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
     result = evalkit_cli(
         "retrieval", "beir.col", "--deployment", "prod", "--k", str(k), "--relevance-threshold", str(threshold),
@@ -104,7 +106,9 @@ def test_exported_files_recompute_the_stored_means_with_trec_eval(evalkit_cli, p
     assert question["grades"] == list(collection["q0"].values())
 
 
-def test_the_deployment_runs_its_retriever_and_an_explicit_one_still_wins(evalkit_cli, project, collection, tmp_path) -> None:
+def test_the_deployment_runs_its_retriever_and_an_explicit_one_still_wins(
+    evalkit_cli, project, collection, tmp_path
+) -> None:
     env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
     by_deployment = evalkit_cli("retrieval", "beir.col", env={**env, "EVALKIT_DEPLOYMENT": "prod"})
     assert by_deployment.code == 0, by_deployment.stderr
@@ -144,10 +148,28 @@ def test_a_grade_past_what_ndcg_can_use_is_refused_before_anything_runs(evalkit_
     first_query, judged = next(iter(collection.items()))
     document = next(iter(judged))
     lines = qrels.read_text().splitlines()
-    lines = [f"{first_query}\t{document}\t{10**400}" if line.startswith(f"{first_query}\t{document}\t") else line for line in lines]
+    lines = [
+        f"{first_query}\t{document}\t{10**400}" if line.startswith(f"{first_query}\t{document}\t") else line
+        for line in lines
+    ]
     qrels.write_text("\n".join(lines) + "\n")
     result = evalkit_cli("retrieval", "beir.col", "--deployment", "prod")
     assert result.code == 2 and "Traceback" not in result.stderr, result.stderr
     assert f'question "{first_query}": field grades[' in result.stderr
     assert "must be from -2,147,483,648 to 2,147,483,647" in result.stderr
-    assert not (project / ".evalkit" / "results.db").exists() or "beir.col" not in evalkit_cli("history", "beir.col").stdout
+    assert (
+        not (project / ".evalkit" / "results.db").exists()
+        or "beir.col" not in evalkit_cli("history", "beir.col").stdout
+    )
+
+
+def test_an_export_path_in_no_folder_is_named_as_a_path(evalkit_cli, project, collection, tmp_path) -> None:
+    """``--export-run missing/x<LF>evalkit: ok: must be a file …``: the path was put in raw, and a
+    usage error keeps its lines. It is named as every message names a path (``path_named``)."""
+    result = evalkit_cli(
+        "retrieval", "beir.col", "--deployment", "prod", "--export-run", "missing/run\nevalkit: ok.txt",
+        env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert '--export-run "missing/run\\x0aevalkit: ok.txt": must be a file in an existing folder' in result.stderr
+    assert not any(line.startswith("evalkit: ok") for line in result.stderr.splitlines()), result.stderr

@@ -408,3 +408,26 @@ def test_an_upper_case_postgresql_scheme_is_checked_as_postgresql(evalkit_cli) -
     result = evalkit_cli("run", "evalkit.smoke", "--database", "POSTGRESQL://ci@db/")
     assert result.code == 2 and "names no database" in result.stderr, result.stderr
     assert "unsupported database URL" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("db", "upgrade")])
+def test_a_database_url_holding_a_line_break_prints_no_line_of_its_own(evalkit_cli, project, command) -> None:
+    """``database sqlite:////etc/passwd/x<LF>evalkit: ok: Not a directory``: a message keeps its own
+    line breaks where it is printed, and a URL from ``--database`` or the configuration put into
+    one by ``redact_url`` kept its line break, so a line read as evalkit's. ``redact_url`` is what
+    every message naming a store shows, and writes hidden characters as escapes."""
+    url = "sqlite:////etc/passwd/x\nevalkit: ok \x1b[31m"
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code in (2, 3), (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert not any(line.startswith("evalkit: ok") for line in lines), result.stderr
+    assert "x\\x0aevalkit: ok \\x1b[31m" in result.stderr, result.stderr
+
+
+def test_redact_url_writes_hidden_characters_as_escapes_and_still_hides_the_password() -> None:
+    from evalkit.storage.urls import redact_url
+    from evalkit.wording import quoted
+
+    shown = redact_url("postgresql://ci:s3cret@db\u2028evalkit: ok/evalkit")
+    assert "s3cret" not in shown and "\u2028" not in shown and "\\u2028" in shown
+    assert quoted(redact_url("sqlite:////tmp/a\nb.db")) == '"sqlite:////tmp/a\\x0ab.db"', "escaped once"

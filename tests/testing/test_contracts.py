@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,9 +42,12 @@ class SloppySets:
         return [
             GoldenPromptSet("Sloppy Set", "", prompts=[GoldenPrompt("a", "hi", assertions=[Assertion.regex("(open")])]),
             GoldenPromptSet(
-                "sloppy.refs", "Refs",
+                "sloppy.refs",
+                "Refs",
                 prompts=[
-                    GoldenPrompt("wrong-ref", "Capital of France?", assertions=[Assertion.contains("Paris")], reference="Lyon"),
+                    GoldenPrompt(
+                        "wrong-ref", "Capital of France?", assertions=[Assertion.contains("Paris")], reference="Lyon"
+                    ),
                     GoldenPrompt("flaky", f"Call number {SloppySets.calls}", reference="x"),
                 ],
             ),
@@ -87,7 +91,9 @@ def test_a_provider_that_cannot_be_created_or_raises_is_reported() -> None:
 def test_question_set_rules_and_default_deployments_are_checked() -> None:
     class Questions:
         def golden_question_sets(self):
-            return [GoldenQuestionSet("q.set", "Q", questions=[GoldenQuestion("a", "", expected_document_ids=["d", "d"])])]
+            return [
+                GoldenQuestionSet("q.set", "Q", questions=[GoldenQuestion("a", "", expected_document_ids=["d", "d"])])
+            ]
 
         def default_deployments(self):
             return {"packaged": {"evalkit.lexical": "corpus.jsonl"}}
@@ -105,7 +111,9 @@ def test_the_replay_generator_passes_through_the_real_runner(tmp_path: Path) -> 
     from evalkit_plugins.replay import ReplayGenerator
 
     answers = tmp_path / "answers.jsonl"
-    answers.write_text("".join(json.dumps({"id": p.id, "text": "Paris", "model": "app-v2"}) + "\n" for p in KIT_SET.prompts))
+    answers.write_text(
+        "".join(json.dumps({"id": p.id, "text": "Paris", "model": "app-v2"}) + "\n" for p in KIT_SET.prompts)
+    )
     check_generator(ReplayGenerator, path=str(answers))
 
 
@@ -128,9 +136,74 @@ def test_a_generator_that_fails_leaks_and_reports_no_model_gets_every_problem() 
     with pytest.raises(AssertionError) as error:
         check_generator(UnreliableGenerator)
     problems = problems_of(error)
-    assert "concurrency must be a positive integer, got 0" in problems
+    assert "it declares concurrency int 0, which must be a whole number of at least 1" in problems
     assert 'prompt "arithmetic": the generator failed: upstream returned 502' in problems
     assert not any("sk-secret-123" in p for p in problems) or any("reached the results store" in p for p in problems)
+
+
+class Declaring:
+    """Answers every prompt of the kit, reporting its model: only its declarations are under test."""
+
+    def generate(self, request):
+        return Answer(text="Paris 4 ACKNOWLEDGED", model="kit-model")
+
+
+@pytest.mark.parametrize(
+    ("note", "said"),
+    [
+        (5, "int 5"),
+        ("first line\nsecond line", "str 'first line\\nsecond line'"),
+        ("x" * 301, "str 'xxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("", "str ''"),
+    ],
+)
+def test_a_generator_whose_echoed_model_note_a_run_refuses_is_refused_by_the_kit_in_the_same_words(note, said) -> None:
+    """A run refuses an ``echoed_model_note`` that is not printable text of 1 to 300 characters,
+    nor ``None`` (``components.echoed_model_note_fault``); the kit checked no such thing, and a
+    plugin met it as "answering through the runner raised PluginError: provider instance
+    "kit-instance" declares …". It is now the kit's own problem, by the kernel's rule."""
+    from evalkit import components
+
+    Noting = type("Noting", (Declaring,), {"echoed_model_note": note})
+    with pytest.raises(AssertionError) as error:
+        check_generator(Noting)
+    fault = components.echoed_model_note_fault(note)
+    assert fault is not None and fault.startswith(said)
+    assert problems_of(error) == [f"it declares echoed_model_note {fault}"]
+    with pytest.raises(Exception, match="declares echoed_model_note " + re.escape(fault)):
+        components.BoundGenerator(Noting(), "(under test)", "x", None, True).echoed_model_note("default")
+
+
+@pytest.mark.parametrize("note", [None, "the endpoint echoes the alias it is sent", "é" * 300])
+def test_an_echoed_model_note_a_run_takes_passes_the_kit(note) -> None:
+    check_generator(type("Noting", (Declaring,), {"echoed_model_note": note}))
+
+
+def test_the_kit_reads_secret_values_and_concurrency_as_a_run_does() -> None:
+    """The kit had rules of its own: ``secret_values()`` returning a set (a run takes it) was
+    refused, one holding a non-text printed every value — the key — in the problem, and a
+    ``concurrency`` property that raises (a run reads it as undeclared) crashed the check."""
+
+    class Sets(Declaring):
+        def secret_values(self):
+            return {"sk-kept-out-123456"}
+
+        @property
+        def concurrency(self):
+            raise RuntimeError("pool not set up")
+
+    check_generator(Sets)
+
+    class Mixed(Declaring):
+        def secret_values(self):
+            return ["sk-kept-out-123456", 5]
+
+    with pytest.raises(AssertionError) as error:
+        check_generator(Mixed)
+    assert problems_of(error) == [
+        "secret_values() returned a value of type int among its values, where each must be text (str)"
+    ]
+    assert "sk-kept-out" not in str(error.value)
 
 
 def test_a_generator_without_a_model_is_not_verified() -> None:
@@ -208,17 +281,23 @@ def test_a_retriever_breaking_the_contract_gets_every_problem() -> None:
                 raise TimeoutError("index offline")
             return ["doc"] * (limit + 1) if "many" in question else ["doc", 7]
 
-    questions = GoldenQuestionSet("r.set", "R", questions=[
-        GoldenQuestion("many", "many results", expected_document_ids=["doc"]),
-        GoldenQuestion("typed", "typed ids", expected_document_ids=["doc"]),
-        GoldenQuestion("broken", "broken index", expected_document_ids=[]),
-    ])
+    questions = GoldenQuestionSet(
+        "r.set",
+        "R",
+        questions=[
+            GoldenQuestion("many", "many results", expected_document_ids=["doc"]),
+            GoldenQuestion("typed", "typed ids", expected_document_ids=["doc"]),
+            GoldenQuestion("broken", "broken index", expected_document_ids=[]),
+        ],
+    )
     with pytest.raises(AssertionError) as error:
         check_retriever(Sloppy, question_set=questions)
     problems = problems_of(error)
     assert any(p.startswith("provenance(): ") and "pw" not in p for p in problems)
     assert 'question "many": retrieve() returned 13 ids for limit 12' in problems
-    assert any(p.startswith('question "typed": retrieve() returned ids that are not non-empty strings') for p in problems)
+    assert any(
+        p.startswith('question "typed": retrieve() returned ids that are not non-empty strings') for p in problems
+    )
     assert 'retrieve() for question "broken" raised TimeoutError: index offline' in problems
 
 

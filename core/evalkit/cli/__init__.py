@@ -10,15 +10,18 @@ stderr, SIGTERM as Ctrl-C, closed standard streams, a full disk, exit codes).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .app import Arguments, Printed
 
 __all__ = ["entry", "main"]
@@ -59,8 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..wording import arguments_named
 
     try:
-        # an error the library raises names what the command line gave: --run-id, not run_id (wording.argument)
-        with secrets_remembered_within(), arguments_named():  # a second main() in this process scrubs its own secrets, not these
+        # an error the library raises names what the command line gave: --run-id, not run_id (wording.argument);
+        # a second main() in this process scrubs its own secrets, not these; the library's warnings said on stderr
+        with secrets_remembered_within(), arguments_named(), _library_warnings_said():
             return _main(argv, collecting)
     finally:
         from .common import collect_as_usual
@@ -69,6 +73,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         (gc.enable if collecting else gc.disable)()
         if terminating is not None:
             signal.signal(signal.SIGTERM, terminating)
+
+
+@contextlib.contextmanager
+def _library_warnings_said() -> Iterator[None]:
+    """Say each :class:`~evalkit.errors.EvalkitWarning` the library warns with on standard error,
+    as ``evalkit: warning: …`` (as data, like every message); other warnings as Python shows them.
+
+    The library never prints a warning (a library caller's filters decide what becomes of it):
+    this is where the command line shows them. The filters are the interpreter's (``-W``,
+    ``PYTHONWARNINGS``), and what ``warnings`` looked like before is restored when ``main`` returns.
+    """
+    import warnings
+
+    from ..errors import EvalkitWarning
+
+    with warnings.catch_warnings():
+        shown_otherwise = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if not issubclass(category, EvalkitWarning):
+                shown_otherwise(message, category, *args, **kwargs)
+                return
+            from .console import console
+
+            console(stderr=True).message(f"evalkit: warning: {message}")
+
+        warnings.showwarning = show
+        yield
 
 
 def _open_standard_streams() -> None:

@@ -51,7 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema_cmd", "print the JSON Schema of golden-set or question-set files"),
     "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
     "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
-    "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
+    "report": (
+        "report_cmd",
+        "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)",
+    ),
     "regrade": ("regrade_cmd", "grade a stored run's answers again with the current checks, without asking the model"),
     "cache": ("cache_cmd", "inspect or empty the answer cache of evalkit run --cache"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
@@ -117,7 +120,11 @@ def merged_global_options(ctx: click.Context) -> dict[str, Any]:
             if late is None or late is False:  # not given at this level (an empty text is given: it is refused later)
                 continue
             if early is not None and early is not False and early is not True and early != late:
-                raise click.UsageError(f"--{name} is given twice with different values ({early} and {late})", ctx)
+                from ..wording import quoted
+
+                raise click.UsageError(
+                    f"--{name} is given twice with different values ({quoted(early)} and {quoted(late)})", ctx
+                )
             early = late
         merged[name] = early
     if merged["json"] and "json" not in ctx.params:
@@ -199,10 +206,15 @@ class _Shared:
         documented = [param for param in command.params if isinstance(param, click.Argument) and param.help]
         parts = []
         if documented:
-            parts.append("**Arguments:**\n\n" + "\n".join(f"- `{param.human_readable_name}`: {param.help}" for param in documented))
+            parts.append(
+                "**Arguments:**\n\n"
+                + "\n".join(f"- `{param.human_readable_name}`: {param.help}" for param in documented)
+            )
         if command.epilog:
             epilog = command.epilog
-            parts.append(f"```text\n{epilog.removeprefix(chr(8) + chr(10))}\n```" if epilog.startswith("\b\n") else epilog)
+            parts.append(
+                f"```text\n{epilog.removeprefix(chr(8) + chr(10))}\n```" if epilog.startswith("\b\n") else epilog
+            )
         if parts:
             command.help = f"{command.help or ''}\n\f\n" + "\n\n".join(parts)
 
@@ -289,7 +301,9 @@ class Evalkit(EvalkitGroup):
         command.short_help = command.short_help or entry[1]
         return command
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         """click's, with every command (imported or not) among the possibilities of a mistyped one."""
         try:
             return super().resolve_command(ctx, args)
@@ -334,8 +348,18 @@ class Evalkit(EvalkitGroup):
     epilog=EPILOG,
     subcommand_metavar="COMMAND [ARGS]...",
 )
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version_asked, help="show program's version number and exit")
-@global_options(database="results database URL (default: <project root>/.evalkit/results.db)", json="print one JSON document, for commands that can")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version_asked,
+    help="show program's version number and exit",
+)
+@global_options(
+    database="results database URL (default: <project root>/.evalkit/results.db)",
+    json="print one JSON document, for commands that can",
+)
 def evalkit(**params: Any) -> None:
     """The root: its options are merged into the command's (:func:`arguments`)."""
     ctx = click.get_current_context()

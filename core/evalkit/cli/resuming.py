@@ -28,7 +28,7 @@ __all__ = [
     "continuing_defaults",
     "given_options",
     "resume_command",
-    "store_options",
+    "store_words",
     "with_resume_command",
 ]
 
@@ -66,16 +66,16 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
 def continuing_defaults(args: Arguments, config: Any) -> Any:
     """What a command that reads the store (``show``, ``history``, ``compare``, ``report``) passes
     :func:`evalkit.leases.gone_sentence` for a run no process answers: the configuration's
-    :func:`~evalkit.leases.resume_defaults`, with the :func:`store_options` this command was given,
+    :func:`~evalkit.leases.resume_defaults`, with the :func:`store_words` this command was given,
     so the line it prints continues the run in the store it read."""
     import attrs
 
     from ..leases import resume_defaults
 
-    return attrs.evolve(resume_defaults(config), store=store_options(args))
+    return attrs.evolve(resume_defaults(config), store=store_words(args))
 
 
-def store_options(args: Arguments) -> tuple[str, ...]:
+def store_words(args: Arguments) -> tuple[str, ...]:
     """The ``--config PATH`` and ``--database URL`` (its password as ``***``) this command was
     given, as words: what a line continuing a run repeats."""
     words: list[str] = []

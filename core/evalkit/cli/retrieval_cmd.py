@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from .console import Output
 
-from ..wording import counted, quoted
+from ..wording import counted, path_named, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
 from .names import DeploymentName, PluginName, SetIdentifier
@@ -43,33 +43,51 @@ from .params import (
         "not_comparable and pending exit 1 as well."
     ),
 )
-@click.argument("set", metavar="SET", type=SetIdentifier("question"), help="golden question set identifier (see `evalkit list`)")
 @click.argument(
-    "retriever", metavar="RETRIEVER", required=False, type=PluginName("evalkit.retrievers"),
+    "set", metavar="SET", type=SetIdentifier("question"), help="golden question set identifier (see `evalkit list`)"
+)
+@click.argument(
+    "retriever",
+    metavar="RETRIEVER",
+    required=False,
+    type=PluginName("evalkit.retrievers"),
     help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
 )
 @click.option(
-    "--deployment", metavar="NAME", type=DeploymentName(),
+    "--deployment",
+    metavar="NAME",
+    type=DeploymentName(),
     help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
     '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
     "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
 )
 @click.option("--k", type=PositiveInt(), default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
 @click.option(
-    "--relevance-threshold", type=PositiveInt(), default=1, metavar="GRADE",
+    "--relevance-threshold",
+    type=PositiveInt(),
+    default=1,
+    metavar="GRADE",
     help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
     "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
 )
 @click.option(
-    "--judge-unjudged", metavar="NAME",
+    "--judge-unjudged",
+    metavar="NAME",
     help="grade the top-k documents nobody judged with the relevance judge NAME (a configured provider instance) "
     "and report the metrics with those holes filled beside the human-label ones (which alone are stored as the "
     "run's figures, compared and gated); the retriever must show document texts",
 )
-@click.option("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
-@click.option("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
 @click.option(
-    "--concurrency", type=PositiveInt(), default=1, metavar="N",
+    "--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)"
+)
+@click.option(
+    "--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)"
+)
+@click.option(
+    "--concurrency",
+    type=PositiveInt(),
+    default=1,
+    metavar="N",
     help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
 )
 @placement_options(
@@ -78,12 +96,15 @@ from .params import (
     scope="set, retriever and deployment",
 )
 @click.option(
-    "--privacy", type=Choice(("metadata", "redacted", "full")), metavar="{metadata,redacted,full}",
+    "--privacy",
+    type=Choice(("metadata", "redacted", "full")),
+    metavar="{metadata,redacted,full}",
     help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)",
 )
 @click.option("--label", metavar="TEXT", help="a free label stored with the run, at most 1,000 characters")
 @click.option(
-    "--show-all", is_flag=True,
+    "--show-all",
+    is_flag=True,
     help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
 )
 @tolerance_options("max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
@@ -164,8 +185,14 @@ def handle(args: Arguments) -> int:
             on_prepare=_still_preparing,
             **placement_options(args, _pipeline_scope(args)),
         )
-    except (RunInterrupted, RunStoreFailed, RunInternalError) as exc:  # the line that resumes it, as this command was given
-        raise with_resume_command(exc, resume_command(words, args, exc.run_id)) from exc.__cause__  # a bug's traceback kept
+    except (
+        RunInterrupted,
+        RunStoreFailed,
+        RunInternalError,
+    ) as exc:  # the line that resumes it, as this command was given
+        raise with_resume_command(
+            exc, resume_command(words, args, exc.run_id)
+        ) from exc.__cause__  # a bug's traceback kept
     finally:
         progress.stop()
     return _deliver(args, outcome, targets, database)
@@ -214,7 +241,9 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive)
 
 
-def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, gating: Any, targets: Any, baseline_file: Any) -> int:
+def _verdict_job(
+    args: Arguments, sourced: Any, config: Any, database: str, gating: Any, targets: Any, baseline_file: Any
+) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -239,7 +268,14 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, gati
         tolerances, gate = gating
         from_file = baseline_file.run if baseline_file is not None else None
         judging = Judging(
-            store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate
+            store,
+            answering.rules,
+            tolerances,
+            args.baseline,
+            None,
+            args.fail_on_new_failures,
+            baseline_run=from_file,
+            gate=gate,
         )
         verdict, detail = recorded_detail(answering, recorded_verdict(run, judging))
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
@@ -249,7 +285,9 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, gati
     return _deliver(args, outcome, targets, database)
 
 
-def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False) -> Any:
+def _render_reports(
+    targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False
+) -> Any:
     """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
     from ..reports import question_infos
     from ..retrieval.stored import case_from_score
@@ -277,13 +315,12 @@ def _check_export_paths(args: Arguments) -> None:
             continue
         path = Path(value)
         if path.is_dir() or not path.parent.is_dir():
-            raise UsageError(f"{option} {value}: must be a file in an existing folder")
+            raise UsageError(f"{option} {path_named(value)}: must be a file in an existing folder")
 
 
 def _export(args: Arguments, outcome: Any) -> list[str]:
     """Write the TREC run and qrels files asked for; one line per file written."""
     from ..retrieval.trec import write_qrels, write_run
-    from ..wording import path_named
 
     written = []
     if args.export_run:
@@ -306,7 +343,12 @@ def _percent(value: float) -> str:
 
 
 def render_outcome(
-    out: Output, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False, fail_on_inconclusive: bool = False
+    out: Output,
+    outcome: Any,
+    *,
+    fail_on_new_failures: bool = False,
+    show_all: bool = False,
+    fail_on_inconclusive: bool = False,
 ) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check.
 
@@ -364,7 +406,9 @@ def render_outcome(
             out.print(f"All {counted(hidden, 'question')} hit at top-1 and top-3 (--show-all lists them).")
         else:
             verb = "is" if hidden == 1 else "are"
-            out.print(f"{counted(hidden, 'question')} that hit at top-1 and top-3 {verb} not listed (--show-all lists every question).")
+            out.print(
+                f"{counted(hidden, 'question')} that hit at top-1 and top-3 {verb} not listed (--show-all lists every question)."
+            )
     errors = list(detail.errors.values())
     if errors:
         out.print(f"Errored questions ({len(errors)}):", style="red")
@@ -430,7 +474,9 @@ def _render_holes(out: Output, detail: Any) -> None:
         table.add_row(*row)
     out.print(table)
     binary = " (a binary set: grade 2 or more counts as relevant)" if judge.get("binary_from") else ""
-    out.print(f"The gate and the regression check use the human labels only; the model's grades are stored apart{binary}.")
+    out.print(
+        f"The gate and the regression check use the human labels only; the model's grades are stored apart{binary}."
+    )
 
 
 def _render_breakdown(out: Output, title: str, groups: Any, k: int) -> None:
@@ -475,10 +521,14 @@ def _render_provenance(out: Output, outcome: Any) -> None:
         for field, label in _PROVENANCE_LABELS:
             value = getattr(identity.provenance, field)
             out.print(f"{label}{value if value is not None else 'unknown'}")
-    out.print(f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}")
+    out.print(
+        f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}"
+    )
 
 
-def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool, fail_on_inconclusive: bool = False) -> None:
+def _render_regression(
+    out: Output, outcome: Any, fail_on_new_failures: bool, fail_on_inconclusive: bool = False
+) -> None:
     from .comparison_view import RETRIEVAL_WORDS, render_comparison
     from .render import acceptance_line
 
@@ -496,7 +546,9 @@ def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool, fa
         )  # fmt: skip
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
-    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete", verdict.acceptance_note)
+    line = acceptance_line(
+        outcome.acceptance, baseline_id, outcome.run.status.value == "complete", verdict.acceptance_note
+    )
     if line is not None:
         out.print(line)
 
@@ -548,7 +600,10 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
                 error=None,
             )
         else:
-            entry.update(error=case.error if case is not None else None, latency_ms=round(case.latency_s * 1000, 3) if case else None)
+            entry.update(
+                error=case.error if case is not None else None,
+                latency_ms=round(case.latency_s * 1000, 3) if case else None,
+            )
         questions.append(entry)
     metrics = attrs.asdict(detail.metrics)
     metrics["errored_questions"] = len(detail.errors)
@@ -557,7 +612,11 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "kind": run.kind.value,
         "set": run.set_identifier,
         "retriever": run.retriever,
-        "deployment": {"name": detail.deployment.name, "source": detail.deployment.source, "sources": list(detail.deployment.sources)},
+        "deployment": {
+            "name": detail.deployment.name,
+            "source": detail.deployment.source,
+            "sources": list(detail.deployment.sources),
+        },
         "status": run.status.value,
         "grader": run.grader,
         "k": detail.metrics.k,

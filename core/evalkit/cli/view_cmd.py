@@ -96,8 +96,9 @@ def handle(args: Arguments) -> int:
     from ..config import load_config
     from ..environment import variable
     from ..view.server import ServeOptions, is_loopback, serve
+    from ..wording import word_named
     from .common import database_url
-    from .resuming import store_options
+    from .resuming import store_words
     from .stored import require_existing_store
 
     token = (
@@ -110,17 +111,24 @@ def handle(args: Arguments) -> int:
     if not is_loopback(args.host):
         if token is None:
             raise UsageError(
-                f"--host {args.host} lets other machines connect: give --token TOKEN (or ${TOKEN_ENV}) so only those "
+                f"--host {word_named(args.host)} lets other machines connect: give --token TOKEN (or ${TOKEN_ENV}) so only those "
                 "who have it can read the store"
             )
         _warn(
-            f"evalkit view: warning: serving on {args.host}, reachable from other machines; every request must carry the token"
+            f"evalkit view: warning: serving on {word_named(args.host)}, reachable from other machines; every request must carry the token"
         )
     config = load_config(args.config)
     url = database_url(args, config)
     require_existing_store(url, config, args.database)
     options = ServeOptions(
-        url, host=args.host, port=args.port, token=token, open_browser=args.open_browser, config=config, announce=_announce, warn=_warn,
-        store_options=store_options(args),
-    )  # fmt: skip
+        url,
+        host=args.host,
+        port=args.port,
+        token=token,
+        open_browser=args.open_browser,
+        config=config,
+        announce=_announce,
+        warn=_warn,
+        store_options=store_words(args),
+    )
     return serve(options)

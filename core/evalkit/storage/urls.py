@@ -59,9 +59,15 @@ def hide_password(url: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """A database URL as a message shows it: its passwords replaced (:func:`hide_password`), and
-    cut when it is long."""
-    return clipped(hide_password(url))
+    """A database URL as a message shows it: its passwords replaced (:func:`hide_password`), cut
+    when it is long, and its hidden characters — a line break, an ESC — written as escapes
+    (:func:`evalkit.printable.hidden_escaped`, the rule :func:`~evalkit.wording.quoted` applies to
+    a word): a message keeps its own line breaks where it is printed, so ``cannot open database
+    {redact_url(url)}`` with a URL from the configuration or ``--database`` holding ``\nevalkit: ok``
+    printed a line that read as evalkit's. Every message and listing naming a store goes through here."""
+    from ..printable import hidden_escaped
+
+    return hidden_escaped(clipped(hide_password(url)))
 
 
 def is_in_memory(url: str) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..answers import Answer
 from ..grading import Grading, grading_problems
+from ..privacy import read_secrets
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestionSet
 from ..shapes import finite_number
@@ -24,11 +25,20 @@ KIT_SET = GoldenPromptSet(
     name="evalkit.testing generator contract",
     description="Three prompts sent to a generator under test; only the contract is checked, not the answers.",
     prompts=[
-        GoldenPrompt(id="capital", prompt="What is the capital of France? Answer with the city only.", reference="Paris"),
-        GoldenPrompt(id="arithmetic", prompt="Compute 2 + 2 and reply with the digit only.", reference="4",
-                     system_prompt="You are a calculator."),
-        GoldenPrompt(id="echo", prompt="Reply with exactly the word: ACKNOWLEDGED",
-                     assertions=[Assertion.contains("ACKNOWLEDGED")]),
+        GoldenPrompt(
+            id="capital", prompt="What is the capital of France? Answer with the city only.", reference="Paris"
+        ),
+        GoldenPrompt(
+            id="arithmetic",
+            prompt="Compute 2 + 2 and reply with the digit only.",
+            reference="4",
+            system_prompt="You are a calculator.",
+        ),
+        GoldenPrompt(
+            id="echo",
+            prompt="Reply with exactly the word: ACKNOWLEDGED",
+            assertions=[Assertion.contains("ACKNOWLEDGED")],
+        ),
     ],
 )
 
@@ -51,9 +61,11 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
 
     The set (``prompt_set``, default :data:`KIT_SET`) runs with a configured-instance identity into
     a temporary SQLite store, exactly as ``evalkit run`` does; the check asks for the
-    :class:`~evalkit.components.Generator` or ``AsyncGenerator`` protocol, a positive integer
-    ``concurrency`` when one is declared, string ``secret_values()`` (``SecretHolder``) that never
-    reach the store, no errored case, and answers that report their model so the run's serving
+    :class:`~evalkit.components.Generator` or ``AsyncGenerator`` protocol; the declarations a run
+    refuses, by the kernel's own rules (:func:`~evalkit.components.concurrency_fault`,
+    :func:`~evalkit.components.echoed_model_note_fault`, :func:`~evalkit.privacy.read_secrets`):
+    a whole-number ``concurrency`` of at least 1, an ``echoed_model_note`` of printable text or
+    ``None``, ``secret_values()`` of texts (``SecretHolder``) that never reach the store; no errored case, and answers that report their model so the run's serving
     identity is verified. Raises one ``AssertionError`` listing every problem.
     """
     from .. import components
@@ -63,36 +75,53 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     generator = _create(factory, options, report, "generator")
     if generator is None:
         report.raise_if_any()
-    if not (components.offers(generator, components.Generator) or components.offers(generator, components.AsyncGenerator)):
+    if not (
+        components.offers(generator, components.Generator) or components.offers(generator, components.AsyncGenerator)
+    ):
         report.add("it has neither generate(request) nor async agenerate(request)")
         report.raise_if_any()
     agenerate = getattr(generator, "agenerate", None)
-    if agenerate is not None and not inspect.iscoroutinefunction(agenerate) and not callable(getattr(generator, "generate", None)):
+    if (
+        agenerate is not None
+        and not inspect.iscoroutinefunction(agenerate)
+        and not callable(getattr(generator, "generate", None))
+    ):
         report.add("agenerate must be an async def")
-    declared = getattr(generator, "concurrency", None)
+    # the generator's declarations, each by the rule a run refuses it by (one function, used by both)
     concurrency = None  # the generator's own, unless the run would refuse it
-    if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int) or declared < 1):
-        report.add(f"concurrency must be a positive integer, got {declared!r}")
+    fault = components.concurrency_fault(components.declared(generator, "concurrency"))
+    if fault is not None:
+        report.add(f"it declares concurrency {fault}")
         concurrency = 1  # a run refuses it: the rest is still checked
+    refused = []  # what a run refuses before it asks the generator anything
+    fault = components.echoed_model_note_fault(components.declared(generator, "echoed_model_note"))
+    if fault is not None:
+        refused.append(f"it declares echoed_model_note {fault}")
     secrets: tuple[str, ...] = ()
     if components.offers(generator, components.SecretHolder):
-        ok, values = report.call("secret_values()", generator.secret_values)
-        if ok and (not isinstance(values, (tuple, list)) or not all(isinstance(v, str) for v in values)):
-            report.add(f"secret_values() must return a tuple of strings, got {values!r}")
-        elif ok:
-            secrets = tuple(v for v in values if v)
+        values, fault = read_secrets(generator)
+        if fault is not None:
+            refused.append(fault)
+        secrets = tuple(v for v in values if v)
+    if refused:
+        report.extend(refused)
+        report.raise_if_any()  # the runner would stop on the same refusal: nothing more to check
     alias = str(options.get("model") or "kit-model")
     bound = components.BoundGenerator(generator, "(under test)", "kit-instance", alias, True, None)
     with tempfile.TemporaryDirectory(prefix="evalkit-kit-") as folder:
         database = f"sqlite:///{Path(folder) / 'kit.db'}"
         with report.step("answering through the runner"):
             outcome = evaluate_set(
-                prompt_set or KIT_SET, bound_generator=bound, config=_empty_config(), database=database, privacy="full",
+                prompt_set or KIT_SET,
+                bound_generator=bound,
+                config=_empty_config(),
+                database=database,
+                privacy="full",
                 concurrency=concurrency,
             )
             for case in outcome.run.cases:
                 if case.errored:
-                    report.add(f'prompt {quoted(case.case_id)}: the generator failed: {case.error}')
+                    report.add(f"prompt {quoted(case.case_id)}: the generator failed: {case.error}")
             if outcome.run.identity is None and not any(c.errored for c in outcome.run.cases):
                 report.add(f"the run's serving identity is not verified: {outcome.run.identity_note}")
             if secrets:
@@ -131,7 +160,9 @@ def check_grader(factory: Any, **options: Any) -> None:
     if components.offers(grader, components.ReadinessCheck):
         report.call("check_ready()", grader.check_ready)
     prompt = GoldenPrompt(
-        id="capital", prompt="What is the capital of France?", reference="Paris",
+        id="capital",
+        prompt="What is the capital of France?",
+        reference="Paris",
         assertions=[Assertion.contains("Paris"), Assertion.max_words(5)],
     )
 
@@ -142,7 +173,10 @@ def check_grader(factory: Any, **options: Any) -> None:
         return grader.grade(prompt, answer)
 
     gradings = {}
-    for label, answer in (("the reference answer", Answer("Paris", model="kit")), ("a wrong answer", Answer("I think it is Lyon, or maybe Marseille.", model="kit"))):
+    for label, answer in (
+        ("the reference answer", Answer("Paris", model="kit")),
+        ("a wrong answer", Answer("I think it is Lyon, or maybe Marseille.", model="kit")),
+    ):
         ok, grading = report.call(f"grading {label}", grade, answer)
         if not ok:
             continue
@@ -150,9 +184,16 @@ def check_grader(factory: Any, **options: Any) -> None:
         report.extend([f"grading {label}: {p}" for p in grading_problems(grading)])
     yardsticks = {g.yardstick for g in gradings.values() if isinstance(g, Grading)}
     if len(yardsticks) > 1:
-        report.add(f"the gradings carry different yardsticks {sorted(map(str, yardsticks))}; one grader must grade under one yardstick")
+        report.add(
+            f"the gradings carry different yardsticks {sorted(map(str, yardsticks))}; one grader must grade under one yardstick"
+        )
     good, bad = gradings.get("the reference answer"), gradings.get("a wrong answer")
-    if isinstance(good, Grading) and isinstance(bad, Grading) and finite_number(good.score) and finite_number(bad.score):
+    if (
+        isinstance(good, Grading)
+        and isinstance(bad, Grading)
+        and finite_number(good.score)
+        and finite_number(bad.score)
+    ):
         if good.score < bad.score:
             report.add(f"the reference answer scores {good.score} and a wrong answer {bad.score}")
     report.raise_if_any()
@@ -201,32 +242,40 @@ def check_retriever(
             report.extend([f"provenance(): {p}" for p in validate_provenance(declared)])
             ok, again = report.call("a second provenance() call", retriever.provenance)
             if ok and again != declared:
-                report.add("provenance() declares something else on a second call; a run asks once and must be able to trust it")
+                report.add(
+                    "provenance() declares something else on a second call; a run asks once and must be able to trust it"
+                )
     elif require_provenance:
         report.add("it declares no provenance() (RetrievalProvenanceProvider): its runs can never be compared")
     if components.offers(retriever, PreparedRetriever):
         report.call("prepare()", retriever.prepare)
     limit = max(k, 12)
     for question in question_set.questions:
-        ok, ranked = report.call(f'retrieve() for question {quoted(question.id)}', retriever.retrieve, question.question, limit)
+        ok, ranked = report.call(
+            f"retrieve() for question {quoted(question.id)}", retriever.retrieve, question.question, limit
+        )
         if not ok:
             continue
         if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence):
-            report.add(f'question {quoted(question.id)}: retrieve() must return a list of document ids, got {type(ranked).__name__}')
+            report.add(
+                f"question {quoted(question.id)}: retrieve() must return a list of document ids, got {type(ranked).__name__}"
+            )
             continue
         ids = [_result_id(i) for i in ranked]
         wrong = [i for i in ids if not isinstance(i, str) or not i]
         if wrong:
-            report.add(f'question {quoted(question.id)}: retrieve() returned ids that are not non-empty strings: {wrong[:3]!r}')
+            report.add(
+                f"question {quoted(question.id)}: retrieve() returned ids that are not non-empty strings: {wrong[:3]!r}"
+            )
             continue
         try:
             ranking, _ = read_ranking(ranked, len(ranked))
         except RetrievalError as exc:
-            report.add(f'question {quoted(question.id)}: retrieve() returned something that is not a ranking: {exc}')
+            report.add(f"question {quoted(question.id)}: retrieve() returned something that is not a ranking: {exc}")
             continue
         if len(ranked) > limit:
-            report.add(f'question {quoted(question.id)}: retrieve() returned {len(ranked)} ids for limit {limit}')
-        with report.step(f'scoring question {quoted(question.id)}'):
+            report.add(f"question {quoted(question.id)}: retrieve() returned {len(ranked)} ids for limit {limit}")
+        with report.step(f"scoring question {quoted(question.id)}"):
             score_question(question, list(ranking.ids), k, 0.0)
     if components.offers(retriever, ClosingRetriever):
         report.call("close()", retriever.close)
