@@ -58,13 +58,17 @@ def test_a_retrieval_run_inside_a_running_event_loop_completes(tmp_path: Path) -
     from evalkit import evaluate_retrieval
 
     async def cell() -> object:
-        return evaluate_retrieval("evalkit_stdlib.docs", "evalkit.lexical", deployment="demo", database="sqlite:///:memory:", cwd=tmp_path)
+        return evaluate_retrieval(
+            "evalkit_stdlib.docs", "evalkit.lexical", deployment="demo", database="sqlite:///:memory:", cwd=tmp_path
+        )
 
     assert asyncio.run(cell()).run.status.value == "complete"
 
 
 @pytest.mark.parametrize("bad", [-1, 0, "4", 2.5, True, 10**7])
-def test_a_concurrency_that_is_no_whole_number_in_range_is_refused_before_anything_is_stored(bad: object, tmp_path: Path) -> None:
+def test_a_concurrency_that_is_no_whole_number_in_range_is_refused_before_anything_is_stored(
+    bad: object, tmp_path: Path
+) -> None:
     """``concurrency="4"`` and ``2.5`` were internal errors ("an evalkit bug") after an empty run
     was stored as interrupted; ``-1`` and ``0`` ran as if they were a number of workers."""
     from evalkit import evaluate_set
@@ -92,7 +96,9 @@ def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     (note,) = caught.value.__notes__
-    assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
+    assert note.startswith(
+        f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted"
+    )
 
 
 @pytest.mark.parametrize("callback", ["on_start", "on_case"])
@@ -112,7 +118,9 @@ def test_a_callback_that_calls_sys_exit_is_the_callers_exit_not_a_plugins(callba
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     (note,) = caught.value.__notes__
-    assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
+    assert note.startswith(
+        f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted"
+    )
 
 
 def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_says_so(tmp_path: Path) -> None:
@@ -136,7 +144,9 @@ def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_s
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     (note,) = caught.value.__notes__
-    assert note.startswith("evalkit: raised during run refused-1: 0 cases committed before it are kept, the run is marked interrupted; ")
+    assert note.startswith(
+        "evalkit: raised during run refused-1: 0 cases committed before it are kept, the run is marked interrupted; "
+    )
     assert note.endswith("continue it with `evalkit run evalkit.smoke --resume refused-1`")
 
 
@@ -202,13 +212,21 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_sto
 def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
     from evalkit import evaluate_retrieval
 
-    given = {"question_set": "evalkit_stdlib.docs", "retriever": "evalkit.lexical", "database": "sqlite:///:memory:", "cwd": tmp_path, **arguments}
+    given = {
+        "question_set": "evalkit_stdlib.docs",
+        "retriever": "evalkit.lexical",
+        "database": "sqlite:///:memory:",
+        "cwd": tmp_path,
+        **arguments,
+    }
     with pytest.raises(UsageError, match=rf"^evaluate_retrieval: {named} must be .*, got "):
         evaluate_retrieval(**given)
 
 
 @pytest.mark.parametrize("wait", [float("nan"), float("inf")])
-def test_a_readiness_wait_that_is_no_number_of_seconds_is_refused_not_waited_forever(wait: float, tmp_path: Path) -> None:
+def test_a_readiness_wait_that_is_no_number_of_seconds_is_refused_not_waited_forever(
+    wait: float, tmp_path: Path
+) -> None:
     """``wait_ready=float("nan")`` with a server that is not up asked it again every 5 s forever:
     no deadline is ever passed by NaN. Refused by name, before the generator is asked."""
     from evalkit import evaluate_set
@@ -222,8 +240,12 @@ def test_a_readiness_wait_that_is_no_number_of_seconds_is_refused_not_waited_for
             raise ConnectionError("connection refused")
 
     bound = BoundGenerator(Down(), "local", "local", "m", True)
-    with pytest.raises(UsageError, match=r"^evaluate_set: wait_ready must be a number of seconds from 0 .*, got float (nan|inf)"):
-        evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, bound_generator=bound, wait_ready=wait)
+    with pytest.raises(
+        UsageError, match=r"^evaluate_set: wait_ready must be a number of seconds from 0 .*, got float (nan|inf)"
+    ):
+        evaluate_set(
+            "evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, bound_generator=bound, wait_ready=wait
+        )
 
 
 def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
@@ -351,11 +373,19 @@ def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_th
     monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
     registry.scan(refresh=True)  # an earlier test's scan did not see it
     monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
-    (tmp_path / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    (tmp_path / "evalkit.toml").write_text(
+        'grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n'
+    )
     url = f"sqlite:///{tmp_path / 'results.db'}"
     _host_timed_out(
         lambda on_start: evaluate_set(
-            "evalkit.smoke", provider="self", grader="hostile.stuck_grader", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+            "evalkit.smoke",
+            provider="self",
+            grader="hostile.stuck_grader",
+            concurrency=1,
+            database=url,
+            cwd=tmp_path,
+            on_start=on_start,
         ),
         url,
     )
@@ -375,7 +405,10 @@ def test_a_hosts_own_alarm_while_the_generator_answers_is_the_hosts_not_an_evalk
             "max_attempts = 1\ntimeout = 120\n"
         )
         _host_timed_out(
-            lambda on_start: evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start), url
+            lambda on_start: evaluate_set(
+                "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+            ),
+            url,
         )
 
 
@@ -396,7 +429,9 @@ def test_a_hosts_own_alarm_around_a_run_inside_a_running_event_loop_stops_the_ru
         with host_timeout(0.3) as on_start:
 
             async def handler() -> object:
-                return evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start)
+                return evaluate_set(
+                    "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+                )
 
             with pytest.raises(HostTimeout, match="the host's own") as raised:
                 asyncio.run(handler())
@@ -472,7 +507,9 @@ def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(
     monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
     registry.scan(refresh=True)
     monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
-    (tmp_path / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    (tmp_path / "evalkit.toml").write_text(
+        'grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n'
+    )
     url = f"sqlite:///{tmp_path / 'results.db'}"
     with host_timeout_set_during_the_run(0.3, install) as on_start:
         with pytest.raises(HostTimeout, match="the host's own") as raised:
@@ -484,7 +521,11 @@ def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     # Set around signal.signal, the handler is found only when a limit takes the alarm: by whom, evalkit cannot tell.
-    by = "the host's own SIGALRM handler" if install == "signal.signal" else "a SIGALRM handler set outside the caller's callbacks"
+    by = (
+        "the host's own SIGALRM handler"
+        if install == "signal.signal"
+        else "a SIGALRM handler set outside the caller's callbacks"
+    )
     assert raised.value.__notes__[0].startswith(f"evalkit: raised by {by}"), raised.value.__notes__
     assert f" during run {run.id}, which is marked interrupted" in raised.value.__notes__[0]
 
@@ -503,11 +544,15 @@ def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answ
         )
         with host_timeout_set_during_the_run(0.3) as on_start:
             with pytest.raises(HostTimeout, match="the host's own") as raised:
-                evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start)
+                evaluate_set(
+                    "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+                )
             assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
-    assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")
+    assert raised.value.__notes__[0].startswith(
+        f"evalkit: raised by the host's own SIGALRM handler during run {run.id}"
+    )
 
 
 @pytest.mark.parametrize("callback", ["on_case", "on_stored"])
@@ -535,7 +580,9 @@ def test_a_hosts_alarm_set_from_a_callback_while_evalkits_limits_hold_sigalrm_is
     previous = signal.getsignal(signal.SIGALRM)
     try:
         with pytest.raises(AlarmHeld, match=rf"^{call}\(.*\) in the {callback} callback was not applied: ") as raised:
-            evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, concurrency=1, **{callback: lambda *_: calls[call]()})
+            evaluate_set(
+                "evalkit.smoke", database=url, cwd=tmp_path, concurrency=1, **{callback: lambda *_: calls[call]()}
+            )
         assert signal.getsignal(signal.SIGALRM) is previous and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -552,7 +599,7 @@ def _alarmist_grader(folder: Path, install: str) -> Path:
     ``PluginAlarm``, and a 0.2 s timer) or ``stop`` (``signal.alarm(0)``: it stops the timer)."""
     from tests.support.distributions import write_distribution
 
-    source = f'''
+    source = f"""
 import signal, time
 from evalkit import Grading
 
@@ -575,7 +622,7 @@ class Grader:
     def grade(self, prompt, answer):
         time.sleep(0.1)
         return Grading(1.0, True, yardstick=self.yardstick)
-'''
+"""
     module = f"alarmist_{install}"  # a module of its own: one imported by an earlier test is not imported again
     entry = {"evalkit.graders": {"alarmist.grader": f"{module}:Grader"}}
     return write_distribution(folder, "alarmist-grader", "1.0", entry, {f"{module}.py": source})
@@ -691,7 +738,9 @@ def test_a_failed_shard_is_continued_as_that_shard_not_resumed(tmp_path: Path) -
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(2, 2), run_id="ci-2", on_case=ctrl_c)
     assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --shard 2/2 --run-id ci-2`")
-    stopped = evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-3", max_requests=1)
+    stopped = evaluate_set(
+        "evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-3", max_requests=1
+    )
     (note,) = [n for n in stopped.notes if "reached after" in n]
     assert "resume it with: evalkit run evalkit.smoke --shard 1/2 --run-id ci-3 --max-requests " in note, note
 
@@ -717,17 +766,27 @@ def test_a_run_whose_lease_another_process_took_over_stops_and_leaves_it_to_that
         seen.append(case.case_id)  # type: ignore[attr-defined]
         if len(seen) == 1:  # another process takes the lease over, as it would a stale one
             with sqlite3.connect(path) as connection:
-                connection.execute("UPDATE evalkit_run_lease SET owner_host = 'other-host', owner_pid = 1, owner_token = 'other'")
+                connection.execute(
+                    "UPDATE evalkit_run_lease SET owner_host = 'other-host', owner_pid = 1, owner_token = 'other'"
+                )
             time.sleep(0.5)
 
     with pytest.raises(RunTakenOver, match=r"another process took over run lost-1 \(the whole run\)") as caught:
-        evaluate_set("evalkit.smoke", database=f"sqlite:///{path}", cwd=tmp_path, run_id="lost-1", on_case=taken_over_after_the_first)
+        evaluate_set(
+            "evalkit.smoke",
+            database=f"sqlite:///{path}",
+            cwd=tmp_path,
+            run_id="lost-1",
+            on_case=taken_over_after_the_first,
+        )
     assert caught.value.exit_code == 3
     assert len(seen) == 1, "no case is answered for a run this process no longer holds"
     (run,) = _runs(f"sqlite:///{path}")
     assert run.status.value == "running"
     with sqlite3.connect(path) as connection:
         assert connection.execute("SELECT owner_token FROM evalkit_run_lease").fetchall() == [("other",)]
+
+
 def test_a_plugins_answer_or_turn_with_more_cached_than_prompt_tokens_is_set_aside_with_a_note(tmp_path: Path) -> None:
     """An endpoint's reply reporting 50 cached of 10 prompt tokens has its usage set aside with a
     note (evalkit.answers.reported_usage); a generator plugin's Answer or Turn reporting the same
@@ -748,10 +807,22 @@ def test_a_plugins_answer_or_turn_with_more_cached_than_prompt_tokens_is_set_asi
             return Turn(text="hello", model="m-1", usage=impossible)
 
     said = Assertion.contains("hello")
-    golden = GoldenPromptSet(identifier="t.usage", name="U", prompts=[GoldenPrompt(id="plain", prompt="Say hello.", assertions=[said]), agent(said)])
-    outcome = evaluate_set(golden, database="sqlite:///:memory:", cwd=tmp_path, bound_generator=BoundGenerator(Plugin(), "local", "local", "m", True))
+    golden = GoldenPromptSet(
+        identifier="t.usage",
+        name="U",
+        prompts=[GoldenPrompt(id="plain", prompt="Say hello.", assertions=[said]), agent(said)],
+    )
+    outcome = evaluate_set(
+        golden,
+        database="sqlite:///:memory:",
+        cwd=tmp_path,
+        bound_generator=BoundGenerator(Plugin(), "local", "local", "m", True),
+    )
     assert outcome.run.status.value == "complete"
-    assert [(case.case_id, case.passed, case.usage) for case in outcome.run.cases] == [("plain", True, None), ("agent", True, None)]
+    assert [(case.case_id, case.passed, case.usage) for case in outcome.run.cases] == [
+        ("plain", True, None),
+        ("agent", True, None),
+    ]
     assert (
         '2 replies from provider instance "local" reported a usage evalkit cannot count (the first: cached_prompt_tokens 50, '
         "more than its prompt_tokens 10): each such reply's usage is counted as unreported"
@@ -760,7 +831,9 @@ def test_a_plugins_answer_or_turn_with_more_cached_than_prompt_tokens_is_set_asi
 
 def _faq(tmp_path: Path) -> Path:
     path = tmp_path / "faq.yaml"
-    path.write_text("identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: a\n    prompt: Say hello.\n    assertions: [{contains: hello}]\n")
+    path.write_text(
+        "identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: a\n    prompt: Say hello.\n    assertions: [{contains: hello}]\n"
+    )
     return path
 
 
@@ -775,7 +848,9 @@ def _faq(tmp_path: Path) -> Path:
         ("validate_question_set", lambda faq: (None,), "question_set"),
     ],
 )
-def test_the_validation_calls_refuse_an_argument_of_the_wrong_kind_by_name(call: str, arguments: Callable, named: str, tmp_path: Path) -> None:
+def test_the_validation_calls_refuse_an_argument_of_the_wrong_kind_by_name(
+    call: str, arguments: Callable, named: str, tmp_path: Path
+) -> None:
     """They were AttributeErrors ("'str' object has no attribute 'identifier'") and TypeErrors
     ("'int' object is not callable") from inside the survey."""
     import evalkit
@@ -787,7 +862,9 @@ def test_the_validation_calls_refuse_an_argument_of_the_wrong_kind_by_name(call:
 
 
 @pytest.mark.parametrize("given", ["faq.yaml", Path("faq.yaml"), None, [5]])
-def test_load_set_files_refuses_what_is_not_a_list_of_paths(given: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_load_set_files_refuses_what_is_not_a_list_of_paths(
+    given: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``load_set_files("faq.yaml")`` read one file per character (``f``, ``a``, ``q``…) and said
     none of them existed; a ``Path`` or ``None`` was a raw TypeError."""
     from evalkit.setfiles import load_set_files
@@ -820,14 +897,21 @@ def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continu
     call = 'evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="in-1", resume=True)'
     assert str(interrupted.value).endswith(f"continue it with `{call}`"), str(interrupted.value)
     assert "evalkit run" not in str(interrupted.value)
-    assert evalkit.evaluate_set(inline, database=url, cwd=tmp_path, run_id="in-1", resume=True).run.status.value == "complete"
+    assert (
+        evalkit.evaluate_set(inline, database=url, cwd=tmp_path, run_id="in-1", resume=True).run.status.value
+        == "complete"
+    )
 
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set(inline, database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="in-2", on_case=ctrl_c)
-    assert str(interrupted.value).endswith('(<the in-code set "mine.inline">, <the same arguments>, shard=Shard(1, 2), run_id="in-2")`')
+    assert str(interrupted.value).endswith(
+        '(<the in-code set "mine.inline">, <the same arguments>, shard=Shard(1, 2), run_id="in-2")`'
+    )
     stopped = evaluate_set(inline, database=url, cwd=tmp_path, run_id="in-3", max_requests=1)
     (note,) = [n for n in stopped.notes if "reached after" in n]
-    assert note.endswith('resume it with: evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="in-3", resume=True, max_requests=6)'), note
+    assert note.endswith(
+        'resume it with: evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="in-3", resume=True, max_requests=6)'
+    ), note
     # an installed set keeps the CLI's command
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="in-4", on_case=ctrl_c)
@@ -899,7 +983,11 @@ def test_a_run_another_thread_of_this_process_answers_is_refused_naming_this_pro
         answering.set()
         release.wait(30)
 
-    first = threading.Thread(target=lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="busy-1", on_case=hold, concurrency=1))
+    first = threading.Thread(
+        target=lambda: evaluate_set(
+            "evalkit.smoke", database=url, cwd=tmp_path, run_id="busy-1", on_case=hold, concurrency=1
+        )
+    )
     first.start()
     try:
         assert answering.wait(30)
@@ -913,6 +1001,8 @@ def test_a_run_another_thread_of_this_process_answers_is_refused_naming_this_pro
     assert f"held by this process, pid {os.getpid()} on host " in said and "another process" not in said
     assert "taken over" not in said
     assert [run.status.value for run in _runs(url)] == ["complete"]
+
+
 @pytest.mark.parametrize(
     ("call", "arguments", "named"),
     [
@@ -962,7 +1052,6 @@ def test_the_estimate_and_regrade_calls_refuse_an_argument_of_the_wrong_kind_as_
     assert [run.id for run in _runs(url)] == [source] and not (tmp_path / ".evalkit").exists()
 
 
-
 #: A refusal of ``evaluate_set``: its arguments, the ``evalkit run`` options that meet the same
 #: refusal, how the library begins it and how the command line does.
 _NAMED_REFUSALS = [
@@ -1006,11 +1095,15 @@ def test_a_library_shard_names_shard_and_run_id_not_the_command_lines_options(tm
     from evalkit import evaluate_set
     from evalkit.run.plan import Shard
 
-    with pytest.raises(UsageError, match=r'^shard needs run_id: every shard joins one run \(e\.g\. run_id="\$CI_PIPELINE_ID"\)$'):
+    with pytest.raises(
+        UsageError, match=r'^shard needs run_id: every shard joins one run \(e\.g\. run_id="\$CI_PIPELINE_ID"\)$'
+    ):
         evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, shard=Shard(1, 2))
 
 
-def test_load_config_names_its_path_argument_and_the_command_line_its_config_option(tmp_path: Path, cli: Callable) -> None:
+def test_load_config_names_its_path_argument_and_the_command_line_its_config_option(
+    tmp_path: Path, cli: Callable
+) -> None:
     """``load_config("")`` said ``--config is empty``, ``load_config(folder)`` ``--config names the folder``."""
     from evalkit.config import load_config
     from evalkit.errors import ConfigError
@@ -1019,9 +1112,9 @@ def test_load_config_names_its_path_argument_and_the_command_line_its_config_opt
         load_config("")
     with pytest.raises(ConfigError, match=rf"^path names the folder {tmp_path}; give the file"):
         load_config(tmp_path)
-    assert cli("history", "x", "--config", str(tmp_path)).stderr.startswith(f"evalkit: error: --config names the folder {tmp_path}")
-
-
+    assert cli("history", "x", "--config", str(tmp_path)).stderr.startswith(
+        f"evalkit: error: --config names the folder {tmp_path}"
+    )
 
 
 def _killed(url: str, run_id: str) -> None:
@@ -1033,12 +1126,16 @@ def _killed(url: str, run_id: str) -> None:
         repo.mark_status(run_id, "running")
         repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
         then = repo._store_now() - STALE_AFTER_S - 5
-        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
+            repo.Lease.run == run_id
+        ).execute()
     finally:
         close_repository(repo)
 
 
-def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that_continues_it(evalkit_cli, project: Path) -> None:
+def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that_continues_it(
+    evalkit_cli, project: Path
+) -> None:
     """`evalkit history` and `evalkit show` said a killed run of a GoldenPromptSet built in Python
     is continued with `evalkit run mine.inline --resume ID`, a command that cannot find the set: the
     store did not keep that the set was built in code. It names evaluate_set again, as the run
@@ -1062,7 +1159,8 @@ def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that
     assert call in " ".join(shown.stdout.split()) and "evalkit run" not in shown.stdout
     history = evalkit_cli("history", "mine.inline", "--database", url)
     assert call in " ".join(history.stdout.split()) and "evalkit run" not in history.stdout
-    assert "continue it with `evalkit run evalkit.smoke --resume cli-1`" in " ".join(evalkit_cli("show", "cli-1", "--database", url).stdout.split())
+    shown = " ".join(evalkit_cli("show", "cli-1", "--database", url).stdout.split())
+    assert f"continue it with `evalkit run evalkit.smoke --database {url} --resume cli-1`" in shown  # the store it read
 
 
 def test_the_missing_shards_of_a_killed_run_of_a_set_built_in_code_are_each_a_library_call() -> None:
@@ -1070,13 +1168,24 @@ def test_the_missing_shards_of_a_killed_run_of_a_set_built_in_code_are_each_a_li
     from evalkit.run.placement import in_code_provenance
     from evalkit.runs import Run
 
-    run = Run(id="r-1", set_identifier="mine.inline", grader="deterministic", provider_instance="app", provenance=in_code_provenance(None, True))
-    call = 'evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, shard=Shard({}, 3), run_id="r-1")'
+    run = Run(
+        id="r-1",
+        set_identifier="mine.inline",
+        grader="deterministic",
+        provider_instance="app",
+        provenance=in_code_provenance(None, True),
+    )
+    call = (
+        'evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, shard=Shard({}, 3), run_id="r-1")'
+    )
     assert resume_hint(run, (2, 3), 3) == f"`{call.format(2)}` and `{call.format(3)}`"
-    assert resume_hint(run) == '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True)`'
-    assert resume_hint(Run(id="r-1", set_identifier="mine.set", grader="deterministic", provenance={"set_built_in_code": "yes"})) == (
-        "`evalkit run mine.set --resume r-1`"
-    ), "only the flag evalkit stores counts"
+    assert (
+        resume_hint(run)
+        == '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True)`'
+    )
+    assert resume_hint(
+        Run(id="r-1", set_identifier="mine.set", grader="deterministic", provenance={"set_built_in_code": "yes"})
+    ) == ("`evalkit run mine.set --resume r-1`"), "only the flag evalkit stores counts"
 
 
 def test_a_refused_continuation_of_a_stored_run_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
@@ -1165,7 +1274,9 @@ def test_a_finished_shard_or_re_grade_run_names_run_id_to_a_python_caller(tmp_pa
     assert refused.code == 2 and "no other run joins it: choose a new --run-id" in refused.stderr, refused.stderr
 
 
-def test_a_retriever_or_generator_without_its_options_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+def test_a_retriever_or_generator_without_its_options_names_the_callers_arguments(
+    tmp_path: Path, cli: Callable
+) -> None:
     """``evaluate_retrieval`` with no retriever said "name a RETRIEVER, or choose a deployment that
     names one (--deployment NAME …)", one with options only a deployment gives "choose one with
     --deployment NAME", and ``evaluate_set(provider="replay")`` without its ``path`` "set path = …
@@ -1178,7 +1289,9 @@ def test_a_retriever_or_generator_without_its_options_names_the_callers_argument
     url = f"sqlite:///{tmp_path / 'store.db'}"
     configured = tmp_path / "configured"
     configured.mkdir()
-    (configured / "evalkit.toml").write_text('[deployments.staging.retrievers."evalkit.lexical"]\ncorpus = "corpus.jsonl"\n')
+    (configured / "evalkit.toml").write_text(
+        '[deployments.staging.retrievers."evalkit.lexical"]\ncorpus = "corpus.jsonl"\n'
+    )
     refusals = [
         (lambda: evaluate_retrieval("evalkit_stdlib.docs", database=url, cwd=tmp_path),
          "name retriever, or choose a deployment that names one (deployment=NAME or EVALKIT_DEPLOYMENT;"),
@@ -1192,14 +1305,22 @@ def test_a_retriever_or_generator_without_its_options_names_the_callers_argument
     for call, library in refusals:
         with pytest.raises(EvalkitError) as caught:
             call()
-        outside_commands = re.sub(r"`[^`]*`", "", str(caught.value))  # `evalkit list plugins --options` is a command to type
+        outside_commands = re.sub(
+            r"`[^`]*`", "", str(caught.value)
+        )  # `evalkit list plugins --options` is a command to type
         assert library in str(caught.value) and " --" not in f" {outside_commands}", caught.value
     command = cli("run", "evalkit.smoke", "--provider", "replay", "--database", url)
     assert command.code == 2 and "set path = … in the ad-hoc --provider replay run" in command.stderr, command.stderr
     command = cli("run", "evalkit.smoke", "--provider", "nope", "--database", url)
-    assert command.code == 2 and "Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are" in command.stderr
+    assert (
+        command.code == 2
+        and "Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are" in command.stderr
+    )
     command = cli("retrieval", "evalkit_stdlib.docs", "--database", url)
-    assert command.code == 2 and "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or" in command.stderr
+    assert (
+        command.code == 2
+        and "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or" in command.stderr
+    )
 
 
 def _inline_set(size: int):  # noqa: ANN202 - a GoldenPromptSet
