@@ -1194,9 +1194,8 @@ def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that
     assert call in " ".join(shown.stdout.split()) and "evalkit run" not in shown.stdout
     history = evalkit_cli("history", "mine.inline", "--database", url)
     assert call in " ".join(history.stdout.split()) and "evalkit run" not in history.stdout
-    assert "continue it with `evalkit run evalkit.smoke --resume cli-1`" in " ".join(
-        evalkit_cli("show", "cli-1", "--database", url).stdout.split()
-    )
+    shown = " ".join(evalkit_cli("show", "cli-1", "--database", url).stdout.split())
+    assert f"continue it with `evalkit run evalkit.smoke --database {url} --resume cli-1`" in shown  # the store it read
 
 
 def test_the_missing_shards_of_a_killed_run_of_a_set_built_in_code_are_each_a_library_call() -> None:

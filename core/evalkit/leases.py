@@ -92,9 +92,13 @@ class ResumeDefaults:
     (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it).
     :func:`resume_hint` names the ``--model`` of a run answered otherwise: pasted without it, the
     line would answer with this one, and be refused. (Repeats need no default: a continuing command
-    without ``--repeats`` answers with the run's own, whatever ``[run] repeats`` says.)"""
+    without ``--repeats`` answers with the run's own, whatever ``[run] repeats`` says.) ``store``:
+    the ``--config PATH`` and ``--database URL`` (its password as ``***``) the printing command was
+    given, which the line repeats — without them it looked for the run in the default store and
+    said there was no such run."""
 
     aliases: Mapping[str, str | None]
+    store: tuple[str, ...] = ()
 
 
 def resume_defaults(config: Any) -> ResumeDefaults:
@@ -145,12 +149,12 @@ def resume_hint(
             for part in parts
         )
     if run.kind is RunKind.RETRIEVAL:
-        words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
+        words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER", *_store(defaults)]
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
         aliases = defaults.aliases if defaults is not None else None
-        words = ["evalkit", "run", run.set_identifier, *continuing_options(run, aliases)]
+        words = ["evalkit", "run", run.set_identifier, *continuing_options(run, aliases, store=_store(defaults))]
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(
@@ -158,6 +162,11 @@ def resume_hint(
             for i in shards
         )
     return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
+
+
+def _store(defaults: ResumeDefaults | None) -> tuple[str, ...]:
+    """The ``--config`` and ``--database`` words a continuing line repeats (:attr:`ResumeDefaults.store`)."""
+    return defaults.store if defaults is not None else ()
 
 
 def _part_of(shard: Any) -> str:

@@ -16,18 +16,21 @@ from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
 LOCAL = "sqlite:///.evalkit/results.db"
 
 
-def _store(project):  # noqa: ANN001, ANN202 - the built-in repository
+def _store(project, url: str | None = None):  # noqa: ANN001, ANN202 - the built-in repository
     from evalkit.storage import open_repository
 
-    return open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    return open_repository(url or f"sqlite:///{project / '.evalkit' / 'results.db'}")
 
 
-def _killed_elsewhere(project, run_id: str, part: str = "*", *, age: float, shard_count: int | None = None) -> None:  # noqa: ANN001
+def _killed_elsewhere(
+    project, run_id: str, part: str = "*", *, age: float, shard_count: int | None = None, url: str | None = None
+) -> None:  # noqa: ANN001
     """What a `kill -9` of the process answering ``part`` of the run on machine ci-7 leaves: the run
-    marked running, that process's lease, its last heartbeat ``age`` seconds ago."""
+    marked running, that process's lease, its last heartbeat ``age`` seconds ago (in the store
+    ``url``, the project's default one when not given)."""
     from evalkit.leases import LeaseOwner
 
-    repo = _store(project)
+    repo = _store(project, url)
     try:
         repo.mark_status(run_id, "running")
         repo.acquire_lease(run_id, part, LeaseOwner("ci-7", 4242, f"token-{part}"), shard_count=shard_count)
@@ -178,7 +181,8 @@ def test_a_sharded_run_whose_other_shard_has_not_started_is_waited_for(evalkit_c
     gone = evalkit_cli("report", "pipe-9", "--wait", "--timeout", "60s", "--poll", "0.2s", "--database", LOCAL)
     assert time.monotonic() - started < 30 and gone.code == 3, gone.stderr
     assert "no live process since" in gone.stderr
-    assert "`evalkit run arith.basic --provider my-app --shard 2/2 --run-id pipe-9`" in gone.stderr
+    # the --database the command was given is repeated: pasted without it, the line used the default store
+    assert f"`evalkit run arith.basic --provider my-app --database {LOCAL} --shard 2/2 --run-id pipe-9`" in gone.stderr
 
 
 def test_the_liveness_rule_over_a_runs_leases() -> None:
@@ -226,7 +230,7 @@ def test_a_shard_run_again_is_not_counted_in_while_it_is_answered_again(evalkit_
 
     # the errored shard is run again on another machine and killed there: that shard is named
     _killed_elsewhere(project, "pipe-4", f"{errored}/2", age=STALE_AFTER_S + 5, shard_count=2)
-    rerun = f"`evalkit run arith.basic --provider my-app --shard {errored}/2 --run-id pipe-4`"
+    rerun = f"`evalkit run arith.basic --provider my-app --database {LOCAL} --shard {errored}/2 --run-id pipe-4`"
     shown = evalkit_cli("show", "pipe-4", "--database", LOCAL)
     assert "no live process since " in shown.stdout and rerun in shown.stdout, shown.stdout
     assert rerun in evalkit_cli("history", "arith.basic", "--database", LOCAL).stdout
@@ -248,7 +252,7 @@ def test_a_shard_run_again_is_not_counted_in_while_it_is_answered_again(evalkit_
 
     monkeypatch.setattr(PromptAnswering, "answer", answered_while_seen)
     answer_with(project, ARITH_GOOD)
-    again = evalkit_cli("run", "arith.basic", *shlex.split(rerun.strip("`"))[3:], "--database", LOCAL, "--json")
+    again = evalkit_cli("run", "arith.basic", *shlex.split(rerun.strip("`"))[3:], "--json")
     assert again.code == 0 and again.json()["status"] == "complete", again.stderr
     (seen,) = progress
     assert seen.done == {3 - errored} and seen.answering == {errored} and seen.missing == (errored,), seen
@@ -279,3 +283,31 @@ def test_a_running_run_shows_no_finish_time_until_its_last_shard_is_in(evalkit_c
     assert done.code == 0, done.stdout + done.stderr
     document = evalkit_cli("show", "pipe-5", "--database", LOCAL, "--json").json()
     assert document["status"] == "complete" and document["finished_at"] is not None
+
+
+def test_the_line_that_continues_a_killed_run_names_the_store_the_reading_command_was_given(
+    evalkit_cli, project
+) -> None:
+    """`history`, `show`, `compare` and `report` of a store named by `--database` printed "continue
+    it with `evalkit run arith.basic --provider my-app --resume nightly-7`": pasted, it looked in the
+    default store and said there was no such run. The line repeats the `--database` (and `--config`)
+    the reading command was given, as the run's own interrupted line does."""
+    from evalkit.leases import STALE_AFTER_S
+
+    shared = project / "shared" / "team.db"
+    shared.parent.mkdir()
+    url = f"sqlite:///{shared}"
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--database", url, "--run-id", "base-1").code == 0
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--database", url, "--run-id", "nightly-7").code == 3
+    _killed_elsewhere(project, "nightly-7", age=STALE_AFTER_S + 5, url=url)
+
+    resume = f"`evalkit run arith.basic --provider my-app --database {shlex.quote(url)} --resume nightly-7`"
+    assert resume in evalkit_cli("history", "arith.basic", "--database", url).stdout
+    assert resume in evalkit_cli("show", "nightly-7", "--database", url).stdout
+    assert resume in " ".join(evalkit_cli("compare", "base-1", "nightly-7", "--database", url).stdout.split())
+    assert resume in evalkit_cli("report", "nightly-7", "--database", url, "-o", "now.html").stdout
+    answer_with(project, ARITH_GOOD)
+    resumed = evalkit_cli(*shlex.split(resume.strip("`"))[1:], "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr

@@ -808,10 +808,11 @@ def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_wit
     shown = " ".join((said.stdout + said.stderr).split())
     assert "(killed, or its machine lost)" not in shown, shown
     assert "shard 1/2 of run cap-5 was stopped by a spending limit (the limit of 1 request reached)" in shown, shown
-    hint = "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-5 --max-requests 6"
+    store = f" --database {LOCAL}" if "--database" in words else ""  # repeated as it was given
+    hint = f"evalkit run arith.basic --provider my-app{store} --shard 1/2 --run-id cap-5 --max-requests 6"
     assert f"continue it with `{hint}`" in shown, shown
     assert words[0] != "history" or "running (stopped by a spending limit)" in shown, shown
-    again = evalkit_cli(*shlex.split(hint)[1:], "--database", LOCAL, "--json")
+    again = evalkit_cli(*shlex.split(hint)[1:], *([] if store else ["--database", LOCAL]), "--json")
     assert again.code == 0, again.stdout + again.stderr
     assert again.json()["status"] == "complete"
 

@@ -120,7 +120,9 @@ def test_configured_deployments_replace_provided_ones_of_the_same_name(tmp_path:
     assert mine.source == f"configuration {tmp_path / 'evalkit.toml'}"
     theirs = resolve_deployment("extra", "r", config, sourced=provided, factory=PathFactory)
     assert theirs.options == {"corpus": "/pkg/x.jsonl"} and theirs.source == 'provider "tests" (tests-dist 1.0)'
-    with pytest.raises(UsageError, match=r'Unknown deployment "nope" \(deployment=nope\)\. Known deployments: demo, extra'):
+    with pytest.raises(
+        UsageError, match=r'Unknown deployment "nope" \(deployment=nope\)\. Known deployments: demo, extra'
+    ):
         resolve_deployment("nope", "r", config, sourced=provided)
 
 
@@ -141,20 +143,30 @@ def test_a_path_option_outside_the_project_is_refused_unless_allowed(tmp_path: P
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
     (project / "data" / "link.jsonl").symlink_to(outside / "data")
-    for corpus, leads in (("data/link.jsonl", f"resolves to {outside / 'data'}, outside"), (str(outside / "data"), "lies outside")):
+    for corpus, leads in (
+        ("data/link.jsonl", f"resolves to {outside / 'data'}, outside"),
+        (str(outside / "data"), "lies outside"),
+    ):
         config = Config(path=project / "evalkit.toml", deployments={"d": {"r": {"corpus": corpus}}})
         with pytest.raises(OutsideProjectError) as refused:
             resolve_deployment("d", "r", config, factory=PathFactory)
         message = str(refused.value)
-        assert message.startswith(f'option "corpus" of [deployments.d.retrievers."r"] of configuration {project / "evalkit.toml"}: {corpus} ')
+        assert message.startswith(
+            f'option "corpus" of [deployments.d.retrievers."r"] of configuration {project / "evalkit.toml"}: {corpus} '
+        )
         assert leads in message and f'allow_outside = ["{outside / "data"}"]' in message
         allowed = attrs.evolve(config, raw={"sets": {"allow_outside": [str(outside)]}})
-        assert resolve_deployment("d", "r", allowed, factory=PathFactory).options["corpus"] in (str(project / corpus), corpus)
+        assert resolve_deployment("d", "r", allowed, factory=PathFactory).options["corpus"] in (
+            str(project / corpus),
+            corpus,
+        )
 
 
 def test_a_provider_whose_deployments_are_broken_is_named(monkeypatch) -> None:
     monkeypatch.delenv(DEPLOYMENT_ENV, raising=False)
-    with pytest.raises(PluginError, match=r'"tests" \(tests-dist 1.0\) raised RuntimeError in default_deployments\(\): boom'):
+    with pytest.raises(
+        PluginError, match=r'"tests" \(tests-dist 1.0\) raised RuntimeError in default_deployments\(\): boom'
+    ):
         resolve_deployment("demo", "r", Config(), sourced=sourced(RuntimeError("boom")))
     with pytest.raises(PluginError, match=r"default_deployments\(\) must return"):
         resolve_deployment("demo", "r", Config(), sourced=sourced({"demo": ["not", "a", "table"]}))
@@ -283,7 +295,11 @@ def test_concurrency_keeps_set_order_and_scores(config, sqlite_url) -> None:
     strip = lambda s: attrs.evolve(s, latency_s=0.0)  # noqa: E731
     assert [strip(s) for s in parallel.detail.scores.values()] == [strip(s) for s in sequential.detail.scores.values()]
     assert [c.case_id for c in parallel.run.cases] == [q.id for q in SET.questions]
-    assert parallel.detail.baseline_state == "comparable" and parallel.verdict.state == "no_regression" and not parallel.regressed
+    assert (
+        parallel.detail.baseline_state == "comparable"
+        and parallel.verdict.state == "no_regression"
+        and not parallel.regressed
+    )
 
 
 def test_hooks_see_a_retrieval_run_start_grade_and_finish(config, sqlite_url) -> None:
@@ -359,12 +375,18 @@ def test_a_first_retrieval_run_that_loses_the_race_is_compared_with_the_winner(c
 
     monkeypatch.setattr(SqlRepository, "accept_if_first", the_other_was_quicker)
     outcome = run_lexical(config, url)
-    assert outcome.verdict.state != "baseline" and outcome.comparison is not None and outcome.comparison.baseline_id == winner
+    assert (
+        outcome.verdict.state != "baseline"
+        and outcome.comparison is not None
+        and outcome.comparison.baseline_id == winner
+    )
     assert outcome.verdict.state == "no_regression" and outcome.acceptance is None
     assert "not significantly better" in outcome.verdict.acceptance_note
 
 
-def test_a_shard_whose_run_another_shard_closes_meanwhile_reports_the_whole_run(config, sqlite_url, monkeypatch) -> None:
+def test_a_shard_whose_run_another_shard_closes_meanwhile_reports_the_whole_run(
+    config, sqlite_url, monkeypatch
+) -> None:
     """Shard 1 reads the store, sees its own questions only and finishes the run as still running;
     before its finish is stored, shard 2 stores the rest and completes the run. The store keeps the
     run complete, and shard 1's outcome covers the whole run, not the part it saw."""
@@ -388,7 +410,9 @@ def test_a_shard_whose_run_another_shard_closes_meanwhile_reports_the_whole_run(
     assert first.verdict.state == second.verdict.state == "baseline"
 
 
-def test_a_stopped_run_of_a_question_set_built_in_code_says_the_library_call_that_continues_it(config, sqlite_url) -> None:
+def test_a_stopped_run_of_a_question_set_built_in_code_says_the_library_call_that_continues_it(
+    config, sqlite_url
+) -> None:
     # A run of SET (built in this module: no entry point finds it) said "continue it with `evalkit
     # retrieval tests.lexical evalkit.lexical --deployment t --resume ID`": that command cannot find
     # the set. It names evaluate_retrieval again, which finishes the run.
@@ -404,7 +428,9 @@ def test_a_stopped_run_of_a_question_set_built_in_code_says_the_library_call_tha
     assert run_lexical(config, sqlite_url, run_id="in-1", resume=True).run.status is RunStatus.COMPLETE
 
 
-def test_a_killed_run_of_a_question_set_built_in_code_is_shown_with_the_library_call(config, sqlite_url, evalkit_cli) -> None:
+def test_a_killed_run_of_a_question_set_built_in_code_is_shown_with_the_library_call(
+    config, sqlite_url, evalkit_cli
+) -> None:
     # `evalkit show` said a killed run of SET (built in this module) is continued with `evalkit
     # retrieval tests.lexical evalkit.lexical --deployment t --resume ID`, which cannot find the set;
     # the run keeps that its set was built in code, and its catalog entry's run does not.
@@ -417,7 +443,15 @@ def test_a_killed_run_of_a_question_set_built_in_code_is_shown_with_the_library_
     with pytest.raises(RunInterrupted):
         run_lexical(config, sqlite_url, run_id="in-1", on_case=ctrl_c)
     with pytest.raises(RunInterrupted):
-        evaluate_retrieval(sourced({}), "evalkit.lexical", deployment="t", config=config, database=sqlite_url, run_id="cat-1", on_case=ctrl_c)
+        evaluate_retrieval(
+            sourced({}),
+            "evalkit.lexical",
+            deployment="t",
+            config=config,
+            database=sqlite_url,
+            run_id="cat-1",
+            on_case=ctrl_c,
+        )
     repo = open_repository(sqlite_url)
     try:  # what a `kill -9` leaves: the runs running, leases no one renews
         for run_id in ("in-1", "cat-1"):
@@ -428,6 +462,13 @@ def test_a_killed_run_of_a_question_set_built_in_code_is_shown_with_the_library_
     finally:
         repo.close()
     shown = " ".join(evalkit_cli("show", "in-1", "--database", sqlite_url).stdout.split())
-    assert 'continue it with `evalkit.evaluate_retrieval(<the in-code set "tests.lexical">, <the same arguments>, run_id="in-1", resume=True)`' in shown
+    assert (
+        'continue it with `evalkit.evaluate_retrieval(<the in-code set "tests.lexical">, <the same arguments>, run_id="in-1", resume=True)`'
+        in shown
+    )
     shown = " ".join(evalkit_cli("show", "cat-1", "--database", sqlite_url).stdout.split())
-    assert "continue it with `evalkit retrieval tests.lexical evalkit.lexical --deployment t --resume cat-1`" in shown
+    # with the --database the reading command was given: pasted without it, the line used the default store
+    assert (
+        f"continue it with `evalkit retrieval tests.lexical evalkit.lexical --database {sqlite_url} --deployment t --resume cat-1`"
+        in shown
+    )

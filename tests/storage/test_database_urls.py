@@ -323,6 +323,61 @@ def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(eval
         )
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://ci:s3cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+        ("postgresql://ci:s3:cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+        ("postgresql://ci:s3cret#tail9@x@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+    ],
+)
+def test_a_password_holding_an_at_sign_is_hidden_whole(evalkit_cli, url: str, shown: str) -> None:
+    # urlsplit (peewee's parser) ends the user info at the last "@": the password is "s3cret@tail9",
+    # and up to the first "@" its tail was printed ("ci:***@tail9@127.0.0.1:1/evalkit")
+    for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2 and shown in result.stderr, result.stderr
+        assert "tail9" not in result.stderr + result.stdout and "s3" not in result.stderr + result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ci:s3cret/x@127.0.0.1:1/evalkit",  # "/" ends the authority: the port read "s3cret"
+        "postgresql://ci:s3cret?x@127.0.0.1:1/evalkit",
+        "postgresql://ci:s3c[ret@127.0.0.1:1/evalkit",  # "[" read as an IPv6 host
+    ],
+)
+def test_a_password_that_breaks_the_url_is_not_quoted_by_its_parse_error(evalkit_cli, url: str) -> None:
+    # urlsplit's "Port could not be cast to integer value as 's3cret'" was printed whole
+    result = evalkit_cli("history", "evalkit.smoke", "--database", url)
+    assert result.code == 2 and "postgresql://ci:***@127.0.0.1:1/evalkit" in result.stderr, result.stderr
+    assert "s3c" not in result.stderr + result.stdout, result.stderr
+    assert "percent-encoded" in result.stderr and "%2F" in result.stderr, result.stderr
+
+
+def test_a_percent_encoded_user_password_and_database_are_decoded_as_libpq_decodes_them() -> None:
+    # peewee's parse kept "p%40ss" as written: psql took the URL, evalkit failed authentication
+    from evalkit.storage.engine import connect
+
+    db = connect("postgresql://c%69:p%40ss%2Fw%23rd@127.0.0.1:1/my%20store")
+    assert (db.database, db.connect_params["user"], db.connect_params["password"]) == ("my store", "ci", "p@ss/w#rd")
+
+
+def test_query_parameters_reach_libpq_as_written() -> None:
+    # peewee read "?password=00123" as the number 123 (and "true" as True, "none" as None): psql
+    # took the URL, evalkit failed authentication
+    from evalkit.storage.engine import connect
+
+    db = connect(
+        "postgresql://ci@127.0.0.1:1/evalkit?password=00123&application_name=true&sslmode=disable&connect_timeout=5"
+    )
+    params = db.connect_params
+    assert (params["password"], params["application_name"], params["connect_timeout"]) == ("00123", "true", "5")
+    # libpq decodes %XX only: a "+" is a plus, not a form's space
+    assert connect("postgresql://ci@127.0.0.1:1/evalkit?password=a+b%2Bc").connect_params["password"] == "a+b+c"
+
+
 @pytest.mark.parametrize("scheme", ["SQLITE", "Sqlite"])
 @pytest.mark.parametrize("where", ["--database", "EVALKIT_DATABASE_URL", "config"])
 def test_a_url_scheme_is_read_case_insensitively(evalkit_cli, project, scheme: str, where: str) -> None:

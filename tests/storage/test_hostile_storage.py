@@ -80,7 +80,9 @@ def stored(database_url: str, run_id: str):  # noqa: ANN201 - a Run
 
 def write_replay(project: Path, lines: list[dict]) -> None:
     (project / "answers.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    (project / "evalkit.toml").write_text('[providers.replayed]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "alias-1"\n')
+    (project / "evalkit.toml").write_text(
+        '[providers.replayed]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "alias-1"\n'
+    )
 
 
 @pytest.mark.parametrize("privacy", ["metadata", "redacted", "full"])
@@ -89,7 +91,9 @@ def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
 ) -> None:
     env = cli_env(hostile_plugins, database_url)
     # The answer for one case is missing at first: that case errs, with its id (NUL and all) in the error.
-    write_replay(project, [{"id": case_id, "text": HOSTILE_TEXT, "model": HOSTILE_MODEL} for case_id in HOSTILE_IDS[:-1]])
+    write_replay(
+        project, [{"id": case_id, "text": HOSTILE_TEXT, "model": HOSTILE_MODEL} for case_id in HOSTILE_IDS[:-1]]
+    )
     first = evalkit_cli("run", "hostilestore.ids", "--run-id", "hostile-1", "--privacy", privacy, "--json", env=env)
     assert first.code == 3, first.stderr
     assert "Traceback" not in first.stderr
@@ -135,20 +139,40 @@ def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
     assert human.code == 0 and b"Traceback" not in human.stderr_bytes
 
 
-def test_4_an_error_body_with_nul_is_stored_as_sent(database_url, hostile_plugins, project, chat_server, evalkit_cli) -> None:
+def test_4_an_error_body_with_nul_is_stored_as_sent(
+    database_url, hostile_plugins, project, chat_server, evalkit_cli
+) -> None:
     from tests.support.chat_server import Fault
 
     configure_slow_endpoint(project, chat_server.base_url, concurrency=1)
-    chat_server.fail_at(2, Fault.http_error(400, body=b"upstream said: bad \x00 request"))  # request 1 is the readiness probe
-    result = evalkit_cli("run", "hostilestore.ids", "--provider", "slow", "--privacy", "full", "--json", env=cli_env(hostile_plugins, database_url))
+    chat_server.fail_at(
+        2, Fault.http_error(400, body=b"upstream said: bad \x00 request")
+    )  # request 1 is the readiness probe
+    result = evalkit_cli(
+        "run",
+        "hostilestore.ids",
+        "--provider",
+        "slow",
+        "--privacy",
+        "full",
+        "--json",
+        env=cli_env(hostile_plugins, database_url),
+    )
     assert result.code == 3, result.stderr
     errors = [c.error for c in stored(database_url, result.json()["run_id"]).cases if c.errored]
     assert len(errors) == 1 and "upstream said: bad \x00 request" in errors[0]
 
 
-def test_4_undecodable_question_and_document_ids_are_stored_exactly(database_url, hostile_plugins, project, evalkit_cli) -> None:
+def test_4_undecodable_question_and_document_ids_are_stored_exactly(
+    database_url, hostile_plugins, project, evalkit_cli
+) -> None:
     result = evalkit_cli(
-        "retrieval", "hostilestore.questions", "hostile.echo", "--privacy", "full", "--json",
+        "retrieval",
+        "hostilestore.questions",
+        "hostile.echo",
+        "--privacy",
+        "full",
+        "--json",
         env=cli_env(hostile_plugins, database_url),
     )
     assert result.code == 0, result.stderr
@@ -168,7 +192,9 @@ def tiny_filesystem(tmp_path: Path):  # noqa: ANN201 - yields the mount point
     mount.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mount)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -279,11 +305,15 @@ def test_5_a_third_party_store_whose_disk_fills_mid_run_is_a_store_failure_not_a
         "OSError: [Errno 28] No space left on device — "
     ), line
     # the store keeps no run status it could be asked to change (no ResumableRuns): not "does not answer"
-    assert ", the run could not be marked interrupted (the store cannot record that status); continue it with" in line, line
+    assert (
+        ", the run could not be marked interrupted (the store cannot record that status); continue it with" in line
+    ), line
     assert line.endswith("--resume full-3p`"), line
 
 
-def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(project, evalkit_cli, tiny_filesystem) -> None:
+def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(
+    project, evalkit_cli, tiny_filesystem
+) -> None:
     """A store made before its disk filled could not be opened ("disk I/O error" from SQLite's
     shared-memory file) and the command exited 2, bad usage; it is the environment's fault, exit 3,
     as it is for a new store the disk cannot take and for a disk that fills mid-run."""
@@ -293,7 +323,10 @@ def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(proje
     for words in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
         result = evalkit_cli(*words, "--database", database)
         assert result.code == 3, result.stderr
-        assert result.stderr.startswith("evalkit: error: cannot ") and f" database {database}: disk I/O error" in result.stderr, result.stderr
+        assert (
+            result.stderr.startswith("evalkit: error: cannot ")
+            and f" database {database}: disk I/O error" in result.stderr
+        ), result.stderr
     (tiny_filesystem / "filler").unlink()
     assert len(evalkit_cli("history", "evalkit.smoke", "--database", database, "--json").json()["runs"]) == 1
 
@@ -301,7 +334,7 @@ def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(proje
 def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection
     """Another session holding what the run must write: SQLite's write lock, or the run's row on PostgreSQL."""
     if engine == "sqlite":
-        holder = sqlite3.connect(database_url[len("sqlite:///"):], isolation_level=None)
+        holder = sqlite3.connect(database_url[len("sqlite:///") :], isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         return holder
     import psycopg2
@@ -320,13 +353,21 @@ def _file_size_limit(limit: int):  # noqa: ANN202 - a preexec_fn
     return limit_files
 
 
-def test_5_a_store_the_disk_cannot_take_when_it_is_made_is_exit_3_and_leaves_no_empty_file(tmp_path, project, evalkit_process) -> None:
+def test_5_a_store_the_disk_cannot_take_when_it_is_made_is_exit_3_and_leaves_no_empty_file(
+    tmp_path, project, evalkit_process
+) -> None:
     # A real child: the fault is a resource limit on the process (RLIMIT_FSIZE, `ulimit -f`), which
     # makes the first write of the new store fail (EFBIG: SQLite's "disk I/O error") as a full disk
     # would. It was exit 2, "bad usage", and left an empty results.db behind.
     store = tmp_path / "new" / "results.db"
     result = evalkit_process.run(
-        "run", "evalkit.smoke", "--database", f"sqlite:///{store}", preexec_fn=_file_size_limit(1024), text=False, timeout=60,
+        "run",
+        "evalkit.smoke",
+        "--database",
+        f"sqlite:///{store}",
+        preexec_fn=_file_size_limit(1024),
+        text=False,
+        timeout=60,
         # not measured by coverage (tox -e py measures children): the limit would stop it saving its
         # data at exit too, and its own traceback would land in this child's stderr
         env={"COVERAGE_PROCESS_CONFIG": None},
@@ -414,16 +455,91 @@ def _bad_stores(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def test_6_bad_stores_are_refused_before_anything_is_called(tmp_path, project, chat_server, evalkit_cli, sqlite_url) -> None:
+def test_6_bad_stores_are_refused_before_anything_is_called(
+    tmp_path, project, chat_server, evalkit_cli, sqlite_url
+) -> None:
     configure_slow_endpoint(project, chat_server.base_url)
     for url, message in _bad_stores(tmp_path).items():
-        for command in (("run", "evalkit.smoke", "--provider", "slow"), ("history", "evalkit.smoke"), ("db", "upgrade")):
+        for command in (
+            ("run", "evalkit.smoke", "--provider", "slow"),
+            ("history", "evalkit.smoke"),
+            ("db", "upgrade"),
+        ):
             result = evalkit_cli(*command, "--database", url, env={"EVALKIT_TEST_KEY": "k"})
             assert result.code == 2, (url, command, result.stderr)
             assert message in result.stderr and "Traceback" not in result.stderr, (url, result.stderr)
             assert "s3cret" not in result.stderr
     assert chat_server.request_count == 0
     assert not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("history", "evalkit.smoke"), ("show", "r1"), ("db", "status"), ("run", "evalkit.smoke")],
+    ids=lambda c: c[0],
+)
+def test_6_a_damaged_schema_sqlite_cannot_name_in_text_is_refused_not_an_evalkit_bug(
+    tmp_path, project, evalkit_cli, command
+) -> None:
+    # SQLite's "malformed database schema (NAME)" quotes the damaged bytes, which Python cannot
+    # decode: every command ended in "internal error (an evalkit bug): UnicodeDecodeError"
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--run-id", "r1").code == 0
+    with sqlite3.connect(store) as connection:
+        connection.execute("PRAGMA writable_schema=ON")
+        connection.execute(
+            "UPDATE sqlite_master SET name = CAST(X'6576616C6B69745F95' AS TEXT), sql = 'CREATE TABLE' "
+            "WHERE name = 'evalkit_judge_calibration'"
+        )
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert f"{store} is damaged (its schema cannot be read: database disk image is malformed)" in result.stderr, (
+        result.stderr
+    )
+    assert "internal error" not in result.stderr
+
+
+def _damage_the_case_pages(store: Path) -> None:
+    """Grow the store's case table over many pages, then overwrite the b-tree header of every
+    eighth page of its second half: the schema and the run rows (its first pages) stay readable,
+    reading the cases meets SQLite's "database disk image is malformed"."""
+    with sqlite3.connect(store) as connection:
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(evalkit_case)") if row[1] != "id"]
+        copied = ", ".join(
+            "case_id || '-' || n.value" if c == "case_id" else "printf('%.300c', 'x')" if c == "answer_text" else c
+            for c in columns
+        )
+        connection.execute(
+            f"INSERT INTO evalkit_case ({', '.join(columns)}) SELECT {copied} FROM evalkit_case, "
+            "(WITH RECURSIVE k(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM k WHERE value < 300) SELECT value FROM k) AS n"
+        )
+        connection.commit()
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    data = bytearray(store.read_bytes())
+    for page in range(pages // 2, pages, 8):
+        data[page * page_size : page * page_size + 8] = b"\xff" * 8
+    store.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "command", [("show", "r1", "--show-all"), ("report", "r1", "-o", "r1.html"), ("compare", "r1", "r1"), ("flaky", "evalkit.smoke")], ids=lambda c: c[0]
+)  # fmt: skip
+def test_6_damaged_case_pages_are_named_as_the_stores_fault_not_an_evalkit_bug(
+    tmp_path, project, evalkit_cli, command
+) -> None:
+    # the driver's error met while rows are fetched is not one peewee wraps: it went past the
+    # store's guard as "internal error (an evalkit bug): DatabaseError", with a traceback
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full", "--run-id", "r1").code == 0
+    _damage_the_case_pages(store)
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert f"database {url}: database disk image is malformed" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_6_a_truncated_database_is_refused(tmp_path, project, evalkit_cli) -> None:
@@ -457,6 +573,38 @@ def test_6_a_read_only_database_is_refused(tmp_path, project, evalkit_cli) -> No
         if os.geteuid() == 0:
             subprocess.run(["umount", "-l", str(folder)], capture_output=True)
     assert result.code == 2 and "read-only" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    "command", [("history", "evalkit.smoke"), ("show", "r1"), ("db", "status"), ("report", "r1")], ids=lambda c: c[0]
+)
+def test_6_a_store_in_a_read_only_folder_is_refused_by_a_reading_command_saying_why(
+    tmp_path, project, evalkit_cli, command
+) -> None:
+    # a store in WAL mode is read through a -shm file SQLite creates beside it: each reading
+    # command said only "cannot use database …: unable to open database file"
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    url = f"sqlite:///{folder / 'results.db'}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--run-id", "r1").code == 0
+    assert not (folder / "results.db-shm").exists()
+    if os.geteuid() == 0:  # root writes through file modes: make the folder a read-only mount instead
+        bound = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+        if bound.returncode != 0:
+            pytest.skip("root, and no read-only bind mount possible here")
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True, capture_output=True)
+    else:
+        folder.chmod(0o555)
+    try:
+        result = evalkit_cli(*command, "--database", url)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+        else:
+            folder.chmod(0o755)
+    assert result.code == 2, result.stderr
+    assert f"the folder {folder} is read-only and the store is in WAL mode" in result.stderr, result.stderr
+    assert "unable to open database file" not in result.stderr
 
 
 def test_6_an_in_memory_store_is_allowed_only_by_name_and_says_so(project, evalkit_cli) -> None:
@@ -538,7 +686,11 @@ def test_7_a_lease_with_a_stale_heartbeat_is_taken_over(database_url, hostile_pl
 
 def _database_now(repo) -> float:  # noqa: ANN001
     """The store's clock, asked of the database itself."""
-    sql = "SELECT (julianday('now') - 2440587.5) * 86400.0" if "sqlite" in repo.url else "SELECT EXTRACT(EPOCH FROM now())"
+    sql = (
+        "SELECT (julianday('now') - 2440587.5) * 86400.0"
+        if "sqlite" in repo.url
+        else "SELECT EXTRACT(EPOCH FROM now())"
+    )
     return float(repo.db.execute_sql(sql).fetchone()[0])
 
 
@@ -548,7 +700,9 @@ def test_7_issue34_09_lease_times_are_the_stores_clock_not_the_processs(database
 
     repo = open_repository(database_url)
     try:
-        repo.begin_run(Run(id="clocked", set_identifier="s", provider_instance="p", model_alias="a", grader="g", case_count=1))
+        repo.begin_run(
+            Run(id="clocked", set_identifier="s", provider_instance="p", model_alias="a", grader="g", case_count=1)
+        )
         ahead = time.time() + 86400
         monkeypatch.setattr(time, "time", lambda: ahead)
         repo.acquire_lease("clocked", "*", LeaseOwner("fast-host", 4242, "token"))
@@ -560,7 +714,9 @@ def test_7_issue34_09_lease_times_are_the_stores_clock_not_the_processs(database
         repo.close()
 
 
-def test_7_issue34_09_a_heartbeat_in_the_future_is_suspect_not_0_s_ago(database_url, hostile_plugins, project, evalkit_cli) -> None:
+def test_7_issue34_09_a_heartbeat_in_the_future_is_suspect_not_0_s_ago(
+    database_url, hostile_plugins, project, evalkit_cli
+) -> None:
     import socket
 
     env = cli_env(hostile_plugins, database_url)
@@ -576,7 +732,10 @@ def test_7_issue34_09_a_heartbeat_in_the_future_is_suspect_not_0_s_ago(database_
         repo.close()
     refused = evalkit_cli("run", "hostilestore.ids", "--resume", "ahead", env=env)
     assert refused.code == 2 and f"pid {os.getpid()}" in refused.stderr, refused.stderr
-    assert "(heartbeat 3600 s in the future by the store's clock: suspect" in refused.stderr and "0 s ago" not in refused.stderr
+    assert (
+        "(heartbeat 3600 s in the future by the store's clock: suspect" in refused.stderr
+        and "0 s ago" not in refused.stderr
+    )
 
     repo = open_repository(database_url)
     try:  # on another host nothing can vouch for it: a future heartbeat does not hold the run for ever
@@ -598,7 +757,9 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url)
     chat_server.fail_at(2, Fault.http_error(400))  # request 1 is the readiness probe
-    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--json", env=env)
+    first = evalkit_cli(
+        "run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--json", env=env
+    )
     assert first.code == 3, "this shard's slice has an errored case"
     assert stored(database_url, "split").status is RunStatus.RUNNING, "the run stays running until every shard is in"
 
@@ -608,7 +769,19 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
         assert refused.code == 2 and "every shard of a run must give the same N" in refused.stderr, refused.stderr
     assert answers_asked(chat_server) == asked
 
-    again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--fail-on-regression", "--json", env=env)
+    again = evalkit_cli(
+        "run",
+        "storagekit.echo",
+        "--shard",
+        "1/2",
+        "--run-id",
+        "split",
+        "--database",
+        database_url,
+        "--fail-on-regression",
+        "--json",
+        env=env,
+    )
     assert again.code == 1, again.stderr
     document = again.json()
     assert document["status"] == "running" and document["verdict"]["state"] == "pending"
@@ -620,7 +793,19 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     finally:
         repo.close()
 
-    last = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "split", "--database", database_url, "--fail-on-regression", "--json", env=env)
+    last = evalkit_cli(
+        "run",
+        "storagekit.echo",
+        "--shard",
+        "2/2",
+        "--run-id",
+        "split",
+        "--database",
+        database_url,
+        "--fail-on-regression",
+        "--json",
+        env=env,
+    )
     assert last.code == 0, last.stderr
     assert last.json()["status"] == "complete" and last.json()["verdict"]["state"] == "baseline"
     repo = open_repository(database_url)
@@ -642,8 +827,16 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
     env = cli_env(hostile_plugins, database_url)
     for concurrency in ("1", "2"):
         result = evalkit_cli(
-            "retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", "--concurrency", concurrency,
-            "--json", env=env, timeout=60,
+            "retrieval",
+            "hostilestore.hang",
+            "hostile.sleeper",
+            "--deployment",
+            "ci",
+            "--concurrency",
+            concurrency,
+            "--json",
+            env=env,
+            timeout=60,
         )
         assert result.code == 3, result.stderr
         run = stored(database_url, result.json()["run_id"])
@@ -663,7 +856,9 @@ def test_10_a_retriever_whose_provenance_never_returns_is_of_unknown_provenance_
 ) -> None:
     """``provenance()`` is asked before the first question; one that never returned hung the run
     before anything was stored. It is bounded by the deployment's timeout, as each question is."""
-    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "provenance()"\ntimeout = 0.5\n')
+    (project / "evalkit.toml").write_text(
+        '[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "provenance()"\ntimeout = 0.5\n'
+    )
     env = cli_env(hostile_plugins, database_url)
     result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env, timeout=60)
     assert result.code == 0, result.stderr
@@ -679,9 +874,13 @@ def test_10_a_retriever_whose_close_never_returns_leaves_the_stored_run_and_exit
 ) -> None:
     """``close()`` is called once the run is stored; one that never returned kept the process
     from ever exiting. It is bounded by the deployment's timeout and abandoned, with a warning."""
-    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "close()"\ntimeout = 0.5\n')
+    (project / "evalkit.toml").write_text(
+        '[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "close()"\ntimeout = 0.5\n'
+    )
     env = cli_env(hostile_plugins, database_url)
-    result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", "--json", env=env, timeout=60)
+    result = evalkit_cli(
+        "retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", "--json", env=env, timeout=60
+    )
     assert result.code == 0, result.stderr
     said = "did not return from close() within 0.5 s (the deployment's timeout); the call was abandoned; the run is kept as it is"
     assert said in result.stdout
@@ -695,7 +894,9 @@ def test_10_a_retriever_whose_factory_never_returns_is_a_failed_plugin_not_a_hun
     is asked of it; one that never returned (a connection to a server that never answers) hung
     ``evalkit retrieval`` for ever. It is bounded by the deployment's timeout and abandoned: a
     plugin failure naming the plugin and the limit (exit 2, as a factory that raises)."""
-    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "factory"\ntimeout = 0.5\n')
+    (project / "evalkit.toml").write_text(
+        '[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "factory"\ntimeout = 0.5\n'
+    )
     env = cli_env(hostile_plugins, database_url)
     result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env, timeout=60)
     assert result.code == 2, result.stderr
@@ -711,7 +912,9 @@ def test_10_a_retrievers_own_time_out_is_its_failure_not_a_call_evalkit_abandone
     """A ``TimeoutError`` the plugin raised itself at once (its client's) was one exception with the
     bounded wait's: it was said as "did not return within 60 s … the call was abandoned". It is the
     plugin's own failure, named with what it raised."""
-    (project / "evalkit.toml").write_text(f'[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "-none-"\ntimes_out_in = "{where}"\n')
+    (project / "evalkit.toml").write_text(
+        f'[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "-none-"\ntimes_out_in = "{where}"\n'
+    )
     env = cli_env(hostile_plugins, database_url)
     result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env, timeout=60)
     said = result.stdout + result.stderr
@@ -723,43 +926,106 @@ def test_10_a_retrievers_own_time_out_is_its_failure_not_a_call_evalkit_abandone
 @pytest.mark.parametrize(
     ("tamper", "message"),
     [
-        ("update evalkit_run set status = 'archived' where id = :run", "in the store has status 'archived', which this evalkit does not know"),
-        ("update evalkit_run set kind = 'images' where id = :run", "in the store has kind 'images', which this evalkit does not know"),
-        ("update evalkit_case set score = 'high' where run_id = :run", "case 'capital-of-france' in the store has score 'high', not a number"),
-        ("update evalkit_run set started_at = 'noon' where id = :run", "in the store has started_at 'noon', not a number"),
-        ("update evalkit_run set finished_at = 'late' where id = :run", "in the store has finished_at 'late', not a number"),
+        (
+            "update evalkit_run set status = 'archived' where id = :run",
+            "in the store has status 'archived', which this evalkit does not know",
+        ),
+        (
+            "update evalkit_run set kind = 'images' where id = :run",
+            "in the store has kind 'images', which this evalkit does not know",
+        ),
+        (
+            "update evalkit_case set score = 'high' where run_id = :run",
+            "case 'capital-of-france' in the store has score 'high', not a number",
+        ),
+        (
+            "update evalkit_run set started_at = 'noon' where id = :run",
+            "in the store has started_at 'noon', not a number",
+        ),
+        (
+            "update evalkit_run set finished_at = 'late' where id = :run",
+            "in the store has finished_at 'late', not a number",
+        ),
         # numbers no date or figure holds: time.gmtime(1e300) ended history and show in an internal error
-        ("update evalkit_run set started_at = 1e300 where id = :run", "in the store has started_at 1e+300, not a time from 1970 to the year 9999"),
-        ("update evalkit_run set finished_at = -1 where id = :run", "in the store has finished_at -1.0, not a time from 1970 to the year 9999"),
-        ("update evalkit_case set score = 9e999 where run_id = :run", "case 'capital-of-france' in the store has score inf, not a finite number"),
-        ("update evalkit_case set latency_s = -9e999 where run_id = :run", "in the store has latency_s -inf, not a finite number"),
+        (
+            "update evalkit_run set started_at = 1e300 where id = :run",
+            "in the store has started_at 1e+300, not a time from 1970 to the year 9999",
+        ),
+        (
+            "update evalkit_run set finished_at = -1 where id = :run",
+            "in the store has finished_at -1.0, not a time from 1970 to the year 9999",
+        ),
+        (
+            "update evalkit_case set score = 9e999 where run_id = :run",
+            "case 'capital-of-france' in the store has score inf, not a finite number",
+        ),
+        (
+            "update evalkit_case set latency_s = -9e999 where run_id = :run",
+            "in the store has latency_s -inf, not a finite number",
+        ),
         # other columns of the wrong kind: internal errors in show --json, history, compare, report
-        ("update evalkit_run set case_count = 'many' where id = :run", "in the store has case_count 'many', not a whole number of zero or more"),
+        (
+            "update evalkit_run set case_count = 'many' where id = :run",
+            "in the store has case_count 'many', not a whole number of zero or more",
+        ),
         ("update evalkit_run set mean_score = 'x' where id = :run", "in the store has mean_score 'x', not a number"),
-        ("update evalkit_case set checks = '[1, 2]' where run_id = :run", "a case in the store has checks '[1, 2]', not a list of [name, passed, error, detail] entries"),
-        ("update evalkit_run set accepted_at = 9e999, acceptance = 'manual' where id = :run", "a run in the store has accepted_at inf, not a finite number"),
+        (
+            "update evalkit_case set checks = '[1, 2]' where run_id = :run",
+            "a case in the store has checks '[1, 2]', not a list of [name, passed, error, detail] entries",
+        ),
+        (
+            "update evalkit_run set accepted_at = 9e999, acceptance = 'manual' where id = :run",
+            "a run in the store has accepted_at inf, not a finite number",
+        ),
         # peewee's int() of an infinity in an INTEGER column raised OverflowError
-        ("update evalkit_run set passed_count = 9e999 where id = :run", "in the store has passed_count inf, not a whole number of zero or more"),
+        (
+            "update evalkit_run set passed_count = 9e999 where id = :run",
+            "in the store has passed_count inf, not a whole number of zero or more",
+        ),
     ],
     ids=[
-        "status", "kind", "score", "started", "finished", "started-1e300", "finished-before-1970", "score-inf", "latency-inf",
-        "case-count-text", "mean-score-text", "checks-not-checks", "accepted-at-inf", "passed-count-inf",
+        "status",
+        "kind",
+        "score",
+        "started",
+        "finished",
+        "started-1e300",
+        "finished-before-1970",
+        "score-inf",
+        "latency-inf",
+        "case-count-text",
+        "mean-score-text",
+        "checks-not-checks",
+        "accepted-at-inf",
+        "passed-count-inf",
     ],
 )
-def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
+def test_a_store_written_by_something_else_is_named_not_an_internal_error(
+    evalkit_cli, project, tamper, message
+) -> None:
     """A newer evalkit (or a hand, or another program) may leave values this one does not know:
     SQLite keeps text in a REAL column. Every read command crashed with ValueError or TypeError."""
     first = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
     second = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
     with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
         conn.execute(tamper, {"run": second})
-    readers = [("compare", first, second), ("report", second, "--format", "json"), ("show", second, "--json"), ("show", second)]
-    if "latency_s" in tamper or "checks" in tamper:  # compare pairs the cases' marks (pass, score); show lists only failed cases
+    readers = [
+        ("compare", first, second),
+        ("report", second, "--format", "json"),
+        ("show", second, "--json"),
+        ("show", second),
+    ]
+    if (
+        "latency_s" in tamper or "checks" in tamper
+    ):  # compare pairs the cases' marks (pass, score); show lists only failed cases
         readers = readers[1:3]
     if "evalkit_run" in tamper:
         readers.append(("history", "evalkit.smoke"))
     if "accepted_at" in tamper:
-        readers += [("baseline", "show", "evalkit.smoke"), ("baseline", "export", "evalkit.smoke", "--output", "exported.json")]
+        readers += [
+            ("baseline", "show", "evalkit.smoke"),
+            ("baseline", "export", "evalkit.smoke", "--output", "exported.json"),
+        ]
     for args in readers:
         result = evalkit_cli(*args)
         assert result.code == 2, (args, result.stderr)
@@ -788,7 +1054,11 @@ def test_stored_json_that_is_no_object_reads_as_none(evalkit_cli, project) -> No
     with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
         conn.execute("update evalkit_run set metrics = '-1', spend = '[]' where id = :run", {"run": run_id})
         conn.execute("update evalkit_case set measures = '-1' where run_id = :run", {"run": run_id})
-    for args in (("show", run_id, "--json"), ("report", run_id, "--format", "html"), ("report", run_id, "--format", "json")):
+    for args in (
+        ("show", run_id, "--json"),
+        ("report", run_id, "--format", "html"),
+        ("report", run_id, "--format", "json"),
+    ):
         result = evalkit_cli(*args)
         assert result.code == 0 and "internal error" not in result.stderr, (args, result.stderr)
     shown = evalkit_cli("show", run_id, "--json").json()
@@ -823,7 +1093,9 @@ def test_nan_and_infinity_in_stored_json_print_as_null_and_every_json_output_par
     [("run", "evalkit.smoke"), ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")],
     ids=["run", "retrieval"],
 )
-def test_a_baseline_this_evalkit_cannot_read_leaves_the_new_run_stored_and_not_compared(evalkit_cli, project, command) -> None:
+def test_a_baseline_this_evalkit_cannot_read_leaves_the_new_run_stored_and_not_compared(
+    evalkit_cli, project, command
+) -> None:
     """The new run is stored before its baseline is read: an unreadable baseline made it exit 2
     ("bad input, nothing stored") with the run stored and no verdict. Now it is a run that could
     not be compared, for the reason named: exit 0, or 1 under --fail-on-regression."""

@@ -307,6 +307,27 @@ def kill_second_shard_elsewhere(store_url: str, run_id: str) -> None:
         repo.close()
 
 
+def test_the_line_continuing_a_killed_run_names_the_store_the_viewer_was_given(
+    viewer_cli, stored, store_url, project
+) -> None:
+    """`evalkit view --database URL` said the command that continues a killed run without it, as
+    `show --database URL` did: pasted, it looked in the default store. Both repeat it now."""
+    from evalkit.config import load_config
+    from evalkit.view import create_app
+    from starlette.testclient import TestClient
+
+    kill_second_shard_elsewhere(store_url, stored.live)
+    shown = viewer_cli("show", stored.live, "--database", store_url)
+    (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
+    assert f"--database {store_url} --shard 2/2 --run-id live-run`" in said, said
+    app = create_app(
+        store_url, port=8765, config=load_config(project / "evalkit.toml"), store_options=("--database", store_url)
+    )
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = run_page(client, stored.live)
+    assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
+
+
 def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client, viewer_cli, stored, store_url) -> None:
     """`history` and `show` said `running (no live process)` since when, with the command that
     continues the run, where the viewer's run and set pages said plain `running` and the run page
@@ -321,7 +342,7 @@ def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client,
     # shard 2 started on machine ci-7 and was killed there
     kill_second_shard_elsewhere(store_url, stored.live)
     rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
 
@@ -361,7 +382,7 @@ def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_r
     assert notes() == ["The run is running: cases it lacks count as added or removed."]
 
     kill_second_shard_elsewhere(store_url, stored.live)
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`" in said
     assert notes() == [
@@ -396,7 +417,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_i
         repo.close()
     kill_second_shard_elsewhere(store_url, stored.live)
     rerun = "`evalkit run viewkit.live --provider app --model app-mini --shard 2/2 --run-id live-run`"
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
     page = run_page(client, stored.live)

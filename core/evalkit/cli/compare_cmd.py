@@ -52,13 +52,14 @@ def command(**params: Any) -> Arguments:
     return arguments(handle, params)
 
 
-def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
+def _differences(base: Any, run: Any, alive: Any, config: Any, args: Arguments) -> list[str]:
     """What differs between the two runs besides their cases, and which is not complete (a running
     run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
     aliases call for: :func:`evalkit.leases.resume_defaults`)."""
-    from ..leases import gone_clause, resume_defaults, status_label
+    from ..leases import gone_clause, status_label
     from ..verdict import different_corpora, different_k
+    from .resuming import continuing_defaults
     from .stored import identity_label, measured_label
 
     notes = []
@@ -89,7 +90,7 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
             f"The runs measured at different cut-offs (k {ks[0]} and {ks[1]}): their MRR@k, recall@k and nDCG@k are "
             "different measures and are not compared; the top-1 and top-3 hit rates are."
         )
-    defaults = resume_defaults(config) if any(live.gone for live in alive.values()) else None
+    defaults = continuing_defaults(args, config) if any(live.gone for live in alive.values()) else None
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             live = alive.get(stored.id)
@@ -155,7 +156,7 @@ def handle(args: Arguments) -> int:
         close_repository(repository)
     pairwise = _judge_pairwise(args, config, *judged_pair) if args.pairwise_judge is not None else None
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
-    notes = _differences(base, run, alive, config)
+    notes = _differences(base, run, alive, config, args)
     cases = {
         "regressed": list(comparison.regressed_cases),
         "fixed": list(comparison.fixed_cases),

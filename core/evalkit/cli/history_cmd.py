@@ -79,11 +79,12 @@ def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..config import load_config
     from ..errors import UsageError
-    from ..leases import gone_sentence, liveness, resume_defaults, status_label
+    from ..leases import gone_sentence, liveness, status_label
     from ..storage import capabilities, close_repository, counted_so_far, unwrapped
     from .console import console
     from .json_output import print_json
     from .render import acceptance_document, run_document
+    from .resuming import continuing_defaults
     from .stored import (
         format_date,
         liveness_fields,
@@ -166,7 +167,9 @@ def handle(args: Arguments) -> int:
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
-    defaults = resume_defaults(load_config(args.config)) if any(live.gone for live in alive.values()) else None
+    defaults = (
+        continuing_defaults(args, load_config(args.config)) if any(live.gone for live in alive.values()) else None
+    )
     for run in runs:
         live = alive.get(run.id)
         if live is not None and live.gone:

@@ -36,11 +36,18 @@ from .params import global_options, non_empty_path, report_option, wait_options
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
 @click.option("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
-@click.option("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)', callback=non_empty_path)
+@click.option(
+    "-o",
+    "--output",
+    metavar="PATH",
+    help='where --format writes ("-": standard output, the default)',
+    callback=non_empty_path,
+)
 @report_option(failing="makes the command exit 3")
 @wait_options("--wait", "wait until every shard of the run is in (and its verdict recorded)")
 @click.option(
-    "--fail-on-regression", is_flag=True,
+    "--fail-on-regression",
+    is_flag=True,
     help="exit 1 when the run regressed, could not be compared, or is still pending",
 )
 @global_options()
@@ -62,24 +69,29 @@ def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
     def on_poll(run: Any) -> None:
         if not told:
             told.append(True)
-            seen = "not in the store yet" if run is None else f"{run.answered_count} of {counted(run.case_count, 'case')} in"
+            seen = (
+                "not in the store yet"
+                if run is None
+                else f"{run.answered_count} of {counted(run.case_count, 'case')} in"
+            )
             err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…")
 
     from ..config import load_config
-    from ..leases import resume_defaults
+    from .resuming import continuing_defaults
 
-    defaults = resume_defaults(load_config(getattr(args, "config", None)))
+    defaults = continuing_defaults(args, load_config(getattr(args, "config", None)))
     return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll, defaults=defaults)
 
 
 def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
-    from ..leases import gone_sentence, liveness, resume_defaults
+    from ..leases import gone_sentence, liveness
     from ..reports.targets import ReportTarget
     from ..runs import RunStatus
     from ..storage import close_repository
     from .console import console
     from .reporting import deliver_reports, render_for, report_targets
+    from .resuming import continuing_defaults
     from .stored import open_store, require_run
 
     extra = report_targets(args)
@@ -98,7 +110,11 @@ def handle(args: Arguments) -> int:
 
     config = load_config(args.config)
     # pending for ever: nothing answers the run any more; the report files say it too
-    gone = (f"The run has {gone_sentence(run, live, resume_defaults(config))}.",) if live is not None and live.gone else ()
+    gone = (
+        (f"The run has {gone_sentence(run, live, continuing_defaults(args, config))}.",)
+        if live is not None and live.gone
+        else ()
+    )
     rendered = render_for(
         args, targets, database_url(args, config), run,
         questions=installed_questions(run), fail_on_regression=args.fail_on_regression, config=config, notes=gone,

@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from .app import Arguments
 
-__all__ = ["RESUMED_OPTIONS", "given_options", "resume_command", "with_resume_command"]
+__all__ = [
+    "RESUMED_OPTIONS",
+    "continuing_defaults",
+    "given_options",
+    "resume_command",
+    "store_words",
+    "with_resume_command",
+]
 
 #: The options a resume command repeats when they were given, and the value each has when not
 #: given (``None``: any value given is repeated; a flag repeats as the bare option).
@@ -54,6 +61,29 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     ending = ["--shard", str(shard), "--run-id", run_id] if shard else ["--resume", run_id]
     parts = ["evalkit", *words, *given_options(args), *ending]
     return " ".join(shlex.quote(part) for part in parts)
+
+
+def continuing_defaults(args: Arguments, config: Any) -> Any:
+    """What a command that reads the store (``show``, ``history``, ``compare``, ``report``) passes
+    :func:`evalkit.leases.gone_sentence` for a run no process answers: the configuration's
+    :func:`~evalkit.leases.resume_defaults`, with the :func:`store_words` this command was given,
+    so the line it prints continues the run in the store it read."""
+    import attrs
+
+    from ..leases import resume_defaults
+
+    return attrs.evolve(resume_defaults(config), store=store_words(args))
+
+
+def store_words(args: Arguments) -> tuple[str, ...]:
+    """The ``--config PATH`` and ``--database URL`` (its password as ``***``) this command was
+    given, as words: what a line continuing a run repeats."""
+    words: list[str] = []
+    for name in ("config", "database"):
+        value = getattr(args, name, None)
+        if value:
+            words += ["--" + name, _hidden_password(str(value)) if name == "database" else str(value)]
+    return tuple(words)
 
 
 def given_options(args: Arguments) -> list[str]:
@@ -88,7 +118,13 @@ def with_resume_command(
         return RunInterrupted(error.run_id, error.set_identifier, command=command, cause=error.cause)
     if isinstance(error, RunInternalError):
         return RunInternalError(
-            error.run_id, error.set_identifier, error.cause, kept=error.kept, status=error.status, command=command, held=error.held
+            error.run_id,
+            error.set_identifier,
+            error.cause,
+            kept=error.kept,
+            status=error.status,
+            command=command,
+            held=error.held,
         )
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,

@@ -91,7 +91,7 @@ def handle(args: Arguments) -> int:
             _print_json(run, live, verdict, acceptance, cases)
         else:
             before = _baseline_answers(repository, run, verdict)
-            _print_tables(run, live, verdict, acceptance, cases, args.show_all, Beside(before, args.config))
+            _print_tables(run, live, verdict, acceptance, cases, args, Beside(before, args.config))
     finally:
         close_repository(repository)
     return 0
@@ -171,7 +171,7 @@ def _retrieval_measures(run: Any) -> str | None:
 
 
 def _print_tables(
-    run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside
+    run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, args: Arguments, beside: Beside
 ) -> None:
     from ..conversations import transcript_lines
     from .console import Lines, console
@@ -205,10 +205,12 @@ def _print_tables(
     out.print(f"Status:     {run.status.value}, {answered} of {counted(run.case_count, 'case')} answered{errored}")
     if live is not None and live.gone:
         from ..config import load_config
-        from ..leases import gone_sentence, resume_defaults
+        from ..leases import gone_sentence
+        from .resuming import continuing_defaults
 
-        # the configured aliases: a run given another --model is continued with it
-        out.print(f"            {gone_sentence(run, live, resume_defaults(load_config(beside.config_path)))}")
+        # the configured aliases and repeats: a run given another --model or --repeats is continued
+        # with it; in the store and with the configuration this command was given
+        out.print(f"            {gone_sentence(run, live, continuing_defaults(args, load_config(beside.config_path)))}")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     measures = _retrieval_measures(run) if retrieval else None
@@ -251,7 +253,7 @@ def _print_tables(
         out.line()
         print_rows(out, columns, rows)
     hidden = run.answered_count - len(rows)
-    if hidden > 0 and not show_all:
+    if hidden > 0 and not args.show_all:
         out.line()
         out.print(unlisted_cases_line(hidden, run.answered_count))
     if answers:

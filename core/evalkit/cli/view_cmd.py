@@ -98,6 +98,7 @@ def handle(args: Arguments) -> int:
     from ..view.server import ServeOptions, is_loopback, serve
     from ..wording import word_named
     from .common import database_url
+    from .resuming import store_words
     from .stored import require_existing_store
 
     token = (
@@ -128,5 +129,6 @@ def handle(args: Arguments) -> int:
         config=config,
         announce=_announce,
         warn=_warn,
+        store_options=store_words(args),
     )
     return serve(options)

@@ -219,7 +219,9 @@ def generator_options(run: Any, aliases: Mapping[str, str | None] | None = None)
     return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
 
 
-def continuing_options(run: Any, aliases: Mapping[str, str | None] | None = None) -> list[str]:
+def continuing_options(
+    run: Any, aliases: Mapping[str, str | None] | None = None, *, store: Sequence[str] = ()
+) -> list[str]:
     """The options after the set of the command that continues prompt run ``run``, besides its
     place (:func:`continuing_words`) and limits: what answers it (:func:`generator_options`), how
     (:func:`answering_options`) and ``--answers-from SOURCE`` for a run that reuses a stored run's
@@ -227,8 +229,9 @@ def continuing_options(run: Any, aliases: Mapping[str, str | None] | None = None
     line built from a run rather than from a command line: a stored run's (``history``, ``show``,
     the viewer: :func:`evalkit.leases.resume_hint`) and a library call's, whose caller typed no
     command (:func:`evalkit.evaluate_set` gives its run's header). ``aliases``: see
-    :func:`generator_options`."""
-    words = [*generator_options(run, aliases), *answering_options(run)]
+    :func:`generator_options`. ``store``: the ``--config`` and ``--database`` words of the store the
+    line is printed from (:attr:`evalkit.leases.ResumeDefaults.store`), after the generator's."""
+    words = [*generator_options(run, aliases), *store, *answering_options(run)]
     if run.answers_reused == "answers-from" and run.source_run_id:
         words += ["--answers-from", run.source_run_id]
     return words

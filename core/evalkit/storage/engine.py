@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import peewee as pw
 
@@ -65,6 +66,13 @@ def _first_database_error(exc: BaseException) -> BaseException:
     return first
 
 
+def is_database_error(exc: BaseException) -> bool:
+    """True for an error of peewee or of a database driver: one peewee wrapped, and one a driver
+    raised where peewee does not wrap it — fetching rows from a cursor (``fetchall``, iterating a
+    query), where SQLite says ``database disk image is malformed`` of a damaged page."""
+    return isinstance(exc, (pw.DatabaseError, pw.InterfaceError)) or type(exc).__module__.split(".")[0] in ("sqlite3", "psycopg2")
+
+
 def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
     """True when a database error says another process or session held a lock past the busy
     timeout (an environment fault: the command was right, the store was not free)."""
@@ -73,6 +81,12 @@ def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
 
 
 #: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
+#: The query parameters of a PostgreSQL URL that are peewee's options for the database object
+#: (read as Python values), not libpq's connection parameters (text, passed as written).
+_PEEWEE_OPTIONS = frozenset(
+    {"autoconnect", "autorollback", "thread_safe", "isolation_level", "server_side_cursors", "register_unicode"}
+)
+
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
 
 
@@ -131,7 +145,9 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
                 keep_from_outputs(path + suffix, f"the results store's file ({redact_url(url)})")
         timeout = busy_timeout_s()
         if read_only:
-            return pw.SqliteDatabase(path, timeout=timeout, pragmas={"busy_timeout": int(timeout * 1000), "query_only": 1})
+            return pw.SqliteDatabase(
+                path, timeout=timeout, pragmas={"busy_timeout": int(timeout * 1000), "query_only": 1}
+            )
         return pw.SqliteDatabase(
             path,
             timeout=timeout,
@@ -149,7 +165,19 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
         from playhouse.db_url import parse  # imports every playhouse backend: only for PostgreSQL
 
         check_postgres_url(url)
-        params = parse(url)
+        # A URL's user, password and database are percent-encoded (RFC 3986; libpq, psql and
+        # SQLAlchemy decode them): peewee's parse keeps them as written unless asked, so a password
+        # holding "@", "/" or "#" written as "%40", "%2F", "%23" was sent as those six characters.
+        params = parse(url, unquote_password=True, unquote_user=True)
+        params["database"] = unquote(str(params["database"]))
+        # peewee also reads each query value as a Python value ("00123" as 123, "true" as True,
+        # "none" as None), and as a form does ("+" as a space): libpq's parameters are text, only
+        # percent-decoded, so "?password=00123" sent the password 123. Only peewee's own options
+        # keep its reading.
+        for pair in urlsplit(url).query.split("&"):
+            key, _, value = (unquote(part) for part in pair.partition("="))
+            if key and key not in _PEEWEE_OPTIONS:
+                params[key] = value
         options = str(params.get("options", ""))
         if "lock_timeout" not in options:
             # A row lock held by another session gets the busy timeout SQLite has, not forever.
@@ -178,5 +206,9 @@ def open_database(url: str, *, writing: bool = False, read_only: bool = False) -
                     db.close()
                 time.sleep(0.05)
                 continue
-            error = StoreUnavailable if environment_fault(exc, is_sqlite=isinstance(db, pw.SqliteDatabase)) else StorageError
+            error = (
+                StoreUnavailable
+                if environment_fault(exc, is_sqlite=isinstance(db, pw.SqliteDatabase))
+                else StorageError
+            )
             raise error(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None

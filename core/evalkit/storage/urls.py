@@ -43,12 +43,19 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 #: ``postgresql://host/db?password=…``).
 _SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
 
+#: The password of a URL's user info: from the user name's ``:`` to the **last** ``@`` before the
+#: query string, not the first — a password holding an unescaped ``@`` (``ci:pa@ss@db``: urlsplit,
+#: which peewee reads the URL with, takes ``pa@ss``) showed its tail (``ci:***@ss@db``), and one
+#: holding ``/`` or ``#`` too (``ci:pa@ss/w#rd@db``, what the user meant). A password holding ``?``:
+#: to the last ``@`` of all. A database name holding ``@`` is hidden with it, never a password shown.
+_USER_PASSWORD = re.compile(r"(://[^:/@]*:)(?:[^?]*|.*)@", re.DOTALL)
+
 
 def hide_password(url: str) -> str:
     """``url`` with every password it holds shown as ``***``: the user info's
     (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
-    (``?password=***``). The rest of the URL is kept whole."""
-    return _SECRET_PARAMETERS.sub(r"\1***", re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
+    (``?password=***``), whatever characters the password holds. The rest of the URL is kept whole."""
+    return _SECRET_PARAMETERS.sub(r"\1***", _USER_PASSWORD.sub(r"\1***@", url, count=1))
 
 
 def redact_url(url: str) -> str:
@@ -194,6 +201,18 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         raise StorageError(f"database {url}: {exc.strerror}") from None
     if len(header) < 100 or not header.startswith(_SQLITE_HEADER):
         raise StorageError(f"database {url}: {path} is not an SQLite database")
+    if (
+        not writing
+        and header[18:20] == b"\x02\x02"
+        and not os.path.exists(f"{file}-shm")
+        and not os.access(folder, os.W_OK)
+    ):
+        # A store in WAL mode is read through its -shm file, which SQLite creates beside it: in a
+        # read-only folder every reading command said only "unable to open database file".
+        raise StorageError(
+            f"database {url}: the folder {path_named(folder)} is read-only and the store is in WAL mode, which SQLite "
+            "reads through a -shm file it must create there; copy the file to a folder that can be written, and read the copy"
+        )
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
@@ -210,7 +229,7 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
             f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
             "restore it from a backup"
         )
-    foreign = _tables_of_another_program(file)
+    foreign = _tables_of_another_program(file, url, path)
     if foreign:
         shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (
             f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else ""
@@ -221,12 +240,13 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         )
 
 
-def _tables_of_another_program(file: Path) -> list[str]:
+def _tables_of_another_program(file: Path, url: str, path: str) -> list[str]:
     """The tables of an SQLite file that holds some and none of evalkit's (all named ``evalkit_…``),
     read through a read-only connection before evalkit's own opens it: that connection would turn
     the file to WAL mode and add evalkit's tables to another program's database (``--database
     sqlite:///app.db``), even for a command that only reads. Empty when the file holds a store, no
-    table at all, or cannot be read here (the connection that follows says why)."""
+    table at all, or cannot be read here (the connection that follows says why). A schema whose
+    damage SQLite's message cannot say in text is refused (``url`` and ``path``: as messages show them)."""
     import sqlite3
     from urllib.parse import quote
 
@@ -238,6 +258,13 @@ def _tables_of_another_program(file: Path) -> list[str]:
         names = sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
     except sqlite3.Error:  # locked, or unreadable: not this check's to say
         return []
+    except UnicodeDecodeError:
+        # SQLite's message on a damaged schema quotes its bytes, which Python cannot decode: every
+        # command, reading ones too, ended in "internal error (an evalkit bug): UnicodeDecodeError"
+        raise StorageError(
+            f"database {url}: {path} is damaged (its schema cannot be read: "
+            "database disk image is malformed); restore it from a backup"
+        ) from None
     finally:
         connection.close()
     names = [name for name in names if isinstance(name, str) and not name.startswith("sqlite_")]
@@ -250,11 +277,33 @@ def check_postgres_url(url: str) -> None:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - parsing the port is the check
     except ValueError as exc:
-        raise StorageError(f"database URL {quoted(redact_url(url))} is malformed: {exc}") from None
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} is malformed: {_malformed_cause(url, exc)}"
+        ) from None
     if not parts.path.strip("/"):
         raise StorageError(
             f"database URL {quoted(redact_url(url))} names no database: use postgresql://USER@HOST[:PORT]/DATABASE"
         )
+
+
+#: The characters that end a URL's authority, or that only an IPv6 host may hold, written
+#: percent-encoded in a password.
+_PASSWORD_ESCAPES = "/ %2F, ? %3F, # %23, [ %5B, ] %5D, @ %40"
+
+
+def _malformed_cause(url: str, exc: ValueError) -> str:
+    """Why ``url`` does not parse, without a word of its password: a password holding ``/``,
+    ``?`` or ``#`` ends the authority inside it, and ``urlsplit`` read its first part as the port
+    (``Port could not be cast to integer value as 's3cret'``, printed whole); one holding ``[`` or
+    ``]`` read as an IPv6 host (``Invalid IPv6 URL``). Either is said as what to write instead."""
+    rest = url.split("://", 1)[-1]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    user_info = authority.rpartition("@")[0]
+    if "@" in rest[len(authority) :] or any(mark in user_info for mark in "[]"):
+        return (
+            f"its user info does not parse: write a password's special characters percent-encoded ({_PASSWORD_ESCAPES})"
+        )
+    return str(exc)
 
 
 def check_database_url(url: str) -> None:

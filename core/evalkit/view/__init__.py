@@ -51,6 +51,7 @@ def create_app(
     allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS,
     port: int | None = None,
     config: Any = None,
+    store_options: tuple[str, ...] = (),
 ) -> Any:
     """The viewer as an ASGI application (a Starlette app) over the store ``database_url``.
 
@@ -58,10 +59,13 @@ def create_app(
     ``Authorization: Bearer``). ``allowed_hosts``: the host names the ``Host`` header may name
     (``None``: any, for a server bound to every interface, where the token guards it); ``port``:
     the port it must name (``None``: any). ``config``: the :class:`evalkit.config.Config` whose
-    sets are looked up for prompt and reference text. The store is opened now (a
+    sets are looked up for prompt and reference text. ``store_options``: the ``--config`` and
+    ``--database`` words the line continuing a killed run repeats. The store is opened now (a
     :class:`~evalkit.errors.StorageError` for one that cannot be read) and never written.
     """
     from .app import build_app
 
-    settings = ViewerSettings(database_url, token=token, allowed_hosts=allowed_hosts, port=port, config=config)
+    settings = ViewerSettings(
+        database_url, token=token, allowed_hosts=allowed_hosts, port=port, config=config, store_options=store_options
+    )
     return build_app(settings)

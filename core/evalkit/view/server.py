@@ -38,6 +38,7 @@ class ServeOptions:
     token: str | None = None
     open_browser: bool = False
     config: Any = None
+    store_options: tuple[str, ...] = ()
     announce: Callable[[str], None] = attrs.field(default=lambda text: print(text, flush=True))
     warn: Callable[[str], None] = attrs.field(default=lambda text: print(text, file=sys.stderr))
 
@@ -101,7 +102,10 @@ def serve(options: ServeOptions) -> int:
         raise UsageError(f"cannot listen on {options.host} port {options.port}: {exc.strerror or exc}{hint}") from None
     port = sock.getsockname()[1]
     try:
-        app = create_app(options.database_url, options.token, allowed_hosts=allowed_hosts_for(options.host), port=port, config=options.config)
+        app = create_app(
+            options.database_url, options.token, allowed_hosts=allowed_hosts_for(options.host), port=port,
+            config=options.config, store_options=options.store_options,
+        )  # fmt: skip
     except BaseException:
         sock.close()
         raise
@@ -114,7 +118,9 @@ def serve(options: ServeOptions) -> int:
         url += "?token=" + quote(options.token.encode("utf-8", "surrogatepass"), safe="")
     options.announce(f"evalkit view: {redact_url(options.database_url)} (read only) at {url}")
     options.announce("evalkit view: Ctrl-C stops it")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False, lifespan="on")
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, server_header=False, proxy_headers=False, lifespan="on"
+    )
     server = uvicorn.Server(config)
     if options.open_browser:
         threading.Thread(target=_open_when_started, args=(server, url, options.warn), daemon=True).start()

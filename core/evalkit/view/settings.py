@@ -20,7 +20,9 @@ class ViewerSettings:
     ``None``: any, for a server bound to every interface, which then needs a token); ``port``
     the port it must carry (``None``: any). ``config`` is the project configuration the installed
     sets are loaded with (``None``: the providers that need none). ``page_size`` is how many
-    cases a page shows unless the address asks for another number.
+    cases a page shows unless the address asks for another number. ``store_options``: the
+    ``--config`` and ``--database`` words ``evalkit view`` was given (a password as ``***``), which
+    the line continuing a killed run repeats (:attr:`evalkit.leases.ResumeDefaults.store`).
     """
 
     database_url: str
@@ -29,3 +31,4 @@ class ViewerSettings:
     port: int | None = None
     config: Any = None
     page_size: int = 50
+    store_options: tuple[str, ...] = ()

@@ -30,7 +30,15 @@ from .search import Query, SearchError, SearchTimeout
 from .settings import ViewerSettings
 from .store import open_read_only
 
-__all__ = ["SETS_SCANNED", "SearchResult", "SetSummary", "ViewerState", "progress_state", "run_version", "searchable_texts"]
+__all__ = [
+    "SETS_SCANNED",
+    "SearchResult",
+    "SetSummary",
+    "ViewerState",
+    "progress_state",
+    "run_version",
+    "searchable_texts",
+]
 
 #: How many of the newest runs the sets page groups by set.
 SETS_SCANNED = 20_000
@@ -83,13 +91,21 @@ class _Memo:
 def run_version(run: Run) -> Hashable:
     """What changes when a run's stored cases may have changed: its status, when it finished and
     its counts (a running run's come from the store's tally)."""
-    return (run.status.value, run.finished_at, run.stored_answered_count, run.stored_passed_count, run.stored_errored_count)
+    return (
+        run.status.value,
+        run.finished_at,
+        run.stored_answered_count,
+        run.stored_passed_count,
+        run.stored_errored_count,
+    )
 
 
 def progress_state(run: Run, live: RunLiveness | None = None) -> str:
     """A text that changes whenever a run's stored cases may have, or its status as shown (what a
     live page watches: a run whose process dies reads ``running (no live process)`` from then)."""
-    return json.dumps([status_label(run, live), run.stored_answered_count, run.stored_passed_count, run.stored_errored_count])
+    return json.dumps(
+        [status_label(run, live), run.stored_answered_count, run.stored_passed_count, run.stored_errored_count]
+    )
 
 
 def searchable_texts(case: CaseResult, extra: Sequence[str] = ()) -> list[str]:
@@ -100,7 +116,11 @@ def searchable_texts(case: CaseResult, extra: Sequence[str] = ()) -> list[str]:
     for check in case.checks:
         parts.extend((check.name, displayed_check_name(check.name), check.error or "", check.detail or ""))
     if case.detail:
-        parts.extend(value if isinstance(value, str) else json.dumps(value, default=str) for value in case.detail.values() if isinstance(value, (str, list)))
+        parts.extend(
+            value if isinstance(value, str) else json.dumps(value, default=str)
+            for value in case.detail.values()
+            if isinstance(value, (str, list))
+        )
     parts.extend(extra)
     return [part for part in parts if part]
 
@@ -158,7 +178,9 @@ class ViewerState:
         """What a bare continuing command answers with, as ``history`` and ``show`` read it
         (:func:`evalkit.leases.resume_defaults`); ``None`` when the viewer was given no configuration."""
         config = self.settings.config
-        return resume_defaults(config) if config is not None else None
+        if config is None:
+            return None
+        return attrs.evolve(resume_defaults(config), store=self.settings.store_options)
 
     def verdict(self, run_id: str) -> StoredVerdict | None:
         """The verdict stored with the run."""
@@ -182,7 +204,9 @@ class ViewerState:
         tolerances = tolerances or Tolerances()
         current, before = self.index(run), self.index(baseline)
         key = (run.id, current.version, baseline.id, before.version, tolerances)
-        comparison = self._comparisons.get(key, lambda: compare_pairs(run, baseline, case_pairs(current, before), tolerances))
+        comparison = self._comparisons.get(
+            key, lambda: compare_pairs(run, baseline, case_pairs(current, before), tolerances)
+        )
         return comparison, current, before
 
     # -- search --------------------------------------------------------------------------------
@@ -235,7 +259,11 @@ class ViewerState:
         acceptances = self.store.acceptances([run.id for run in runs])
         summaries = [
             SetSummary(
-                identifier, members[0].kind, len(members), members[0], verdicts.get(members[0].id),
+                identifier,
+                members[0].kind,
+                len(members),
+                members[0],
+                verdicts.get(members[0].id),
                 None if acceptances is None else sum(1 for run in members if run.id in acceptances),
             )  # fmt: skip
             for identifier, members in grouped.items()

@@ -16,7 +16,7 @@ import peewee as pw
 
 from ...errors import SchemaOutOfDateError, StorageError, StoreFailure, StoreUnavailable
 from .. import schema
-from ..engine import busy_timeout_s, environment_fault, failure_cause, lock_timed_out, open_database
+from ..engine import busy_timeout_s, environment_fault, failure_cause, is_database_error, lock_timed_out, open_database
 from ..models import models_for
 from ..urls import redact_url, sqlite_path
 
@@ -33,7 +33,9 @@ def guarded(method: Callable[..., _T]) -> Callable[..., _T]:
     def call(self: SqlStore, *args: Any, **kwargs: Any) -> _T:
         try:
             return method(self, *args, **kwargs)
-        except (pw.DatabaseError, pw.InterfaceError) as exc:
+        except Exception as exc:  # the driver's own errors too: fetching rows is not wrapped by peewee
+            if not is_database_error(exc):
+                raise
             raise self._failure(exc) from None
 
     return call
@@ -144,5 +146,7 @@ class SqlStore:
         """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
         try:
             yield from rows
-        except (pw.DatabaseError, pw.InterfaceError) as exc:
+        except Exception as exc:  # the driver's own errors too: fetching rows is not wrapped by peewee
+            if not is_database_error(exc):
+                raise
             raise self._failure(exc) from None
