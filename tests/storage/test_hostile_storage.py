@@ -525,7 +525,7 @@ def _damage_the_case_pages(store: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [("show", "r1", "--show-all"), ("report", "r1", "-o", "r1.html"), ("compare", "r1", "r1"), ("flaky", "evalkit.smoke")], ids=lambda c: c[0]
+    "command", [("show", "r1", "--show-all"), ("report", "r1", "-o", "r1.html"), ("compare", "r0", "r1"), ("flaky", "evalkit.smoke")], ids=lambda c: c[0]
 )  # fmt: skip
 def test_6_damaged_case_pages_are_named_as_the_stores_fault_not_an_evalkit_bug(
     tmp_path, project, evalkit_cli, command
@@ -534,7 +534,8 @@ def test_6_damaged_case_pages_are_named_as_the_stores_fault_not_an_evalkit_bug(
     # store's guard as "internal error (an evalkit bug): DatabaseError", with a traceback
     store = tmp_path / "damaged.db"
     url = f"sqlite:///{store}"
-    assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full", "--run-id", "r1").code == 0
+    for run_id in ("r0", "r1"):  # two: `compare r1 r1` is refused before the store is read
+        assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full", "--run-id", run_id).code == 0
     _damage_the_case_pages(store)
     result = evalkit_cli(*command, "--database", url)
     assert result.code == 2, result.stderr

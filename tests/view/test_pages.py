@@ -448,7 +448,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_t
     config = project / "evalkit.toml"
     config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
     rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
-    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
     app = create_app(store_url, port=8765, config=load_config(config))
