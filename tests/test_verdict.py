@@ -444,3 +444,21 @@ def test_a_hand_built_comparison_names_only_the_metrics_it_measured() -> None:
     capped = attrs.evolve(comparison, pass_rate_regressed=False, other_regressed=(), method="paired",
                           regressed_cases=("a",), max_regressed_cases=0)  # fmt: skip
     assert capped.summary().startswith("Regression: 1 case passed in the baseline and fail now")
+
+
+def test_different_corpora_is_said_of_two_retrieval_runs_only() -> None:
+    """Two retrieval runs that declared different corpus revisions are said to have searched
+    different corpora; no baseline, a prompt run on either side (whatever its provenance holds), the
+    same revision or an undeclared one is no such difference."""
+    from evalkit.verdict import different_corpora
+
+    def retrieval(revision: object) -> Run:
+        return Run(id="r", set_identifier="beir.col", grader="retrieval", kind=RunKind.RETRIEVAL, provenance={"corpus_revision": revision})
+
+    prompts = Run(id="p", set_identifier="beir.col", grader="retrieval", provenance={"corpus_revision": "v1"})
+    assert different_corpora(retrieval("v2"), retrieval("v1")) == ("v1", "v2")
+    assert different_corpora(retrieval("v2"), None) is None
+    assert different_corpora(retrieval("v2"), prompts) is None
+    assert different_corpora(attrs.evolve(prompts, provenance={"corpus_revision": "v2"}), retrieval("v1")) is None
+    assert different_corpora(retrieval("v1"), retrieval("v1")) is None
+    assert different_corpora(retrieval(None), retrieval("v1")) is None
