@@ -78,12 +78,7 @@ def continuing_defaults(args: Arguments, config: Any) -> Any:
 def store_words(args: Arguments) -> tuple[str, ...]:
     """The ``--config PATH`` and ``--database URL`` (its password as ``***``) this command was
     given, as words: what a line continuing a run repeats."""
-    words: list[str] = []
-    for name in ("config", "database"):
-        value = getattr(args, name, None)
-        if value:
-            words += ["--" + name, _hidden_password(str(value)) if name == "database" else str(value)]
-    return tuple(words)
+    return tuple(word for name in ("config", "database") if getattr(args, name, None) for word in _given(args, name, None))
 
 
 def given_options(args: Arguments) -> list[str]:
@@ -91,21 +86,24 @@ def given_options(args: Arguments) -> list[str]:
     and ``--cache`` when it was given (with ``--privacy full`` when that was: below it ``--cache`` is
     refused unless ``[cache] enabled`` allows it, and a resume takes the privacy level given, not
     the run's): what every line that resumes a run repeats, an interrupted one's and a stopped one's alike."""
-    parts: list[str] = []
-    for name, default in RESUMED_OPTIONS.items():
-        value = getattr(args, name, default)
-        if value is None or value == default:
-            continue
-        option = "--" + name.replace("_", "-")
-        if value is True:
-            parts.append(option)
-            continue
-        parts += [option, _hidden_password(str(value)) if name == "database" else str(value)]
+    parts = [word for name, default in RESUMED_OPTIONS.items() for word in _given(args, name, default)]
     if getattr(args, "cache", None) is True:  # a resume without it asks the model for what the cache holds
         parts.append("--cache")
         if getattr(args, "privacy", None) == "full":
             parts += ["--privacy", "full"]
     return parts
+
+
+def _given(args: Arguments, name: str, default: Any) -> list[str]:
+    """Option ``name`` as this command was given it, as words (none when it is ``None`` or
+    ``default``; a flag bare; a database URL with its password as ``***``)."""
+    value = getattr(args, name, default)
+    if value is None or value == default:
+        return []
+    option = "--" + name.replace("_", "-")
+    if value is True:
+        return [option]
+    return [option, _hidden_password(str(value)) if name == "database" else str(value)]
 
 
 def with_resume_command(

@@ -341,13 +341,7 @@ def evaluate_set(
         plan = RunPlan(
             answering,
             placement,
-            Gate(
-                tolerances,
-                baseline,
-                fail_on_new_failures,
-                baseline_run=baseline_file.run if baseline_file is not None else None,
-                settings=gate,
-            ),
+            _gate(tolerances, baseline, fail_on_new_failures, baseline_file, gate),
             Observing(
                 manager,
                 config.hook_timeout,
@@ -361,6 +355,15 @@ def evaluate_set(
             answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
         return execute(plan, repository)
+
+
+def _gate(
+    tolerances: Any, baseline: str | None, fail_on_new_failures: bool, baseline_file: Any, gate: Any
+) -> Gate:
+    """The :class:`~evalkit.run.plan.Gate` of a prompt or retrieval run: what it is compared with
+    (``baseline``, or ``baseline_file``'s run) and by which rules."""
+    baseline_run = baseline_file.run if baseline_file is not None else None
+    return Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_run, settings=gate)
 
 
 def _continued_repeats(
@@ -541,13 +544,7 @@ def evaluate_retrieval(
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),
-                Gate(
-                    tolerances,
-                    baseline,
-                    fail_on_new_failures,
-                    baseline_run=baseline_file.run if baseline_file is not None else None,
-                    settings=gate,
-                ),
+                _gate(tolerances, baseline, fail_on_new_failures, baseline_file, gate),
                 Observing(
                     manager,
                     config.hook_timeout,

@@ -80,13 +80,13 @@ def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
     return ("locked" in lowered or "busy" in lowered) if is_sqlite else "lock timeout" in lowered
 
 
-#: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
 #: The query parameters of a PostgreSQL URL that are peewee's options for the database object
 #: (read as Python values), not libpq's connection parameters (text, passed as written).
 _PEEWEE_OPTIONS = frozenset(
     {"autoconnect", "autorollback", "thread_safe", "isolation_level", "server_side_cursors", "register_unicode"}
 )
 
+#: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
 
 
