@@ -90,7 +90,7 @@ def test_the_line_on_a_run_whose_shards_ended_tells_a_limit_from_a_kill() -> Non
     both = RunLiveness(False, 100.0, 50.0, 3, (1, 2))
     assert not stopped_by_limit(run, both) and status_label(run, both) == "running (no live process)"
     said = gone_sentence(run, both)
-    assert "(killed, or its machine lost), and shard 1/3 of run r-1 was stopped by a spending limit" in said, said
+    assert "(killed, its machine lost, or its results store out of reach as it stopped), and shard 1/3 of run r-1 was stopped by a spending limit" in said, said
     assert "--shard 1/3 --run-id r-1 --max-requests 6` and `" in said and said.endswith("--shard 2/3 --run-id r-1`"), said
     # a set built in code is continued by its library call, the limits as keywords
     in_code = attrs.evolve(run, provenance={"set_built_in_code": True, LIMIT_STOPS: {"1/3": REQUESTS}})

@@ -49,6 +49,7 @@ from .storage.values import (
 
 __all__ = [
     "HEARTBEAT_S",
+    "STOPPED_UNSAID",
     "STALE_AFTER_S",
     "WHOLE_RUN",
     "LeaseHolder",
@@ -216,6 +217,13 @@ def unended(run: Run, live: RunLiveness | None) -> tuple[int, ...]:
     return tuple(i for i in live.missing if i not in stopped)
 
 
+#: Why a process stops answering a run without ending it or marking it stopped, as far as a
+#: reader of the store can tell: a store that failed under the run (a PostgreSQL server gone down)
+#: leaves the run ``running`` and its lease as a ``kill -9`` does, though that process said why
+#: (exit 3, "the results store failed during run …"): "killed" alone blamed the wrong thing.
+STOPPED_UNSAID = "killed, its machine lost, or its results store out of reach as it stopped"
+
+
 def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None = None) -> str:
     """``no live process since 2026-12-05 06:56 UTC: …; continue it with `…```: what is said of a
     run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run; ``defaults``:
@@ -240,11 +248,11 @@ def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None =
             return f"no live process since {since}: {said} stopped by a spending limit ({limits}), not killed; continue it with {hint}"
         return (
             f"no live process since {since}: the process answering run {run.id} stopped without ending it "
-            f"(killed, or its machine lost), and {said} stopped by a spending limit ({limits}); continue it with {hint}"
+            f"({STOPPED_UNSAID}), and {said} stopped by a spending limit ({limits}); continue it with {hint}"
         )
     return (
         f"no live process since {since}: the process answering run {run.id} stopped without ending it "
-        f"(killed, or its machine lost); continue it with {hint}"
+        f"({STOPPED_UNSAID}); continue it with {hint}"
     )
 
 

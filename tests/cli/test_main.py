@@ -370,3 +370,31 @@ def test_a_sys_exit_no_plugin_call_caught_ends_the_command_with_3_saying_so(caps
 
     assert _handle(Arguments(handler=exits, traceback=False)) == 3
     assert "a plugin ended the command with sys.exit(0)" in capsys.readouterr().err
+
+
+def test_an_error_raised_while_the_command_line_is_parsed_is_said_with_its_exit_code(evalkit_cli, monkeypatch) -> None:
+    """An evalkit error a type or a callback raised (or something it read: the configuration, the
+    environment) while click parsed left `main()` unsaid: the console script ended with 3 and no
+    message. It is said as every command's error is, with its code; anything else is an evalkit
+    bug, said with its traceback (exit 2: nothing stored)."""
+    from evalkit.cli.params import Duration
+    from evalkit.errors import ConfigError
+
+    def refuses(self, value, param, ctx):  # noqa: ANN001, ANN202
+        raise ConfigError(f"evalkit.toml: [wait] cannot be read for {value!r}")
+
+    monkeypatch.setattr(Duration, "convert", refuses)
+    result = evalkit_cli("report", "r-1", "--timeout", "5s")
+    assert result.code == 2, result.stderr
+    assert result.stderr == "evalkit: error: evalkit.toml: [wait] cannot be read for '5s'\n", result.stderr
+    as_json = evalkit_cli("run", "arith.basic", "--wait-ready", "5s", "--json")
+    assert as_json.code == 2 and as_json.json()["error"].startswith("evalkit.toml: [wait]"), as_json.stdout
+
+    def breaks(self, value, param, ctx):  # noqa: ANN001, ANN202
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Duration, "convert", breaks)
+    result = evalkit_cli("report", "r-1", "--timeout", "5s")
+    assert result.code == 2, result.stderr
+    assert result.stderr.startswith("evalkit: internal error (an evalkit bug): RuntimeError: a bug"), result.stderr
+    assert "Traceback" in result.stderr

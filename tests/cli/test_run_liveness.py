@@ -82,6 +82,7 @@ def test_a_killed_run_is_shown_with_no_live_process_and_report_wait_stops_for_it
     shown_json = evalkit_cli("show", "nightly-7", "--json").json()
     assert (shown_json["status"], shown_json["live_process"]) == ("running", False)
     reported = evalkit_cli("report", "nightly-7", "-o", "now.html")
+    assert reported.code == 3, "a run nothing answers is not complete: it is no pending run"
     assert reported.stdout.startswith("PENDING: arith.basic run nightly-7"), reported.stdout
     assert "The run has no live process since " in reported.stdout and resume in reported.stdout
     # the report file says it too: it is what a CI artifact shows (it said it waits for shards)
@@ -106,6 +107,32 @@ def test_a_killed_run_is_shown_with_no_live_process_and_report_wait_stops_for_it
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
     (document,) = evalkit_cli("history", "arith.basic", "--json").json()["runs"]
     assert (document["status"], document["live_process"], document["last_seen_at"]) == ("complete", None, None)
+
+
+def test_report_of_a_killed_run_exits_3_saying_why_and_of_a_live_one_stays_pending(evalkit_cli, project) -> None:
+    """`evalkit report RUN` of a run whose process was killed (stored `running`, its leases stale)
+    rendered it PENDING and exited 0: a CI step gating on it passed a run nothing will finish. It is
+    not complete, so exit 3 (under --fail-on-regression too, as an incomplete run), saying no process
+    answers it and how to continue it; a run a live process still answers stays pending (0; 1 under
+    --fail-on-regression)."""
+    from evalkit.leases import STALE_AFTER_S
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "nightly-8").code == 3
+
+    _killed_elsewhere(project, "nightly-8", age=30)  # answered now on another machine
+    assert evalkit_cli("report", "nightly-8", "-o", "live.html").code == 0
+    assert evalkit_cli("report", "nightly-8", "-o", "live.html", "--fail-on-regression").code == 1
+
+    _killed_elsewhere(project, "nightly-8", age=STALE_AFTER_S + 5)
+    resume = "`evalkit run arith.basic --provider my-app --resume nightly-8`"
+    for extra in ((), ("--fail-on-regression",)):
+        reported = evalkit_cli("report", "nightly-8", "-o", "now.html", *extra)
+        assert reported.code == 3, (extra, reported.stdout, reported.stderr)
+        assert "The run has no live process since " in reported.stdout and resume in reported.stdout, reported.stdout
+    # the report on standard output: what is said goes to standard error, with the same code
+    piped = evalkit_cli("report", "nightly-8", "--format", "markdown")
+    assert piped.code == 3 and "The run has no live process since " in piped.stderr, piped.stderr
 
 
 def test_compare_says_a_killed_run_has_no_live_process_as_history_and_show_do(evalkit_cli, project) -> None:

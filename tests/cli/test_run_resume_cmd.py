@@ -806,7 +806,7 @@ def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_wit
     said = evalkit_cli(*words)
     assert time.monotonic() - started < 30, "waited for a lease to go stale"
     shown = " ".join((said.stdout + said.stderr).split())
-    assert "(killed, or its machine lost)" not in shown, shown
+    assert "(killed, its machine lost, or its results store out of reach as it stopped)" not in shown, shown
     assert "shard 1/2 of run cap-5 was stopped by a spending limit (the limit of 1 request reached)" in shown, shown
     store = f" --database {LOCAL}" if "--database" in words else ""  # repeated as it was given
     hint = f"evalkit run arith.basic --provider my-app{store} --shard 1/2 --run-id cap-5 --max-requests 6"
@@ -1168,7 +1168,7 @@ def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli
     said = evalkit_cli(*words)
     shown = " ".join((said.stdout + said.stderr).split())
     assert "stopped by a spending limit" not in shown, shown
-    assert "(killed, or its machine lost)" in shown, shown
+    assert "(killed, its machine lost, or its results store out of reach as it stopped)" in shown, shown
     assert "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-6" in shown, shown
 
 
@@ -1284,7 +1284,7 @@ def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earli
     shown = evalkit_cli("show", "cap-9", "--json")
     assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
     said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
-    assert "(killed, or its machine lost)" in said, said
+    assert "(killed, its machine lost, or its results store out of reach as it stopped)" in said, said
     assert "`evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-9`" in said, said
 
 
@@ -1307,7 +1307,7 @@ def test_a_limit_stopped_shard_taken_again_and_killed_shows_no_verdict_of_its_ea
     assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
     assert shown.json()["verdict"] is None, shown.stdout
     said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
-    assert "(killed, or its machine lost)" in said and "Verdict: —" in said, said
+    assert "(killed, its machine lost, or its results store out of reach as it stopped)" in said and "Verdict: —" in said, said
     assert "spending limit" not in said, said
     history = evalkit_cli("history", "arith.basic")
     assert history.code == 0 and "not compared" not in history.stdout, history.stdout

@@ -41,10 +41,44 @@ def test_an_unreachable_server_is_named_without_its_password() -> None:
     assert "s3cret" not in str(caught.value)
 
 
-def test_the_cli_says_so_and_exits_2(evalkit_cli) -> None:
+def test_the_cli_says_so_and_exits_3(evalkit_cli) -> None:
+    # a well-formed URL whose server is down is the environment's fault (exit 3), not bad usage (it was 2)
     result = evalkit_cli("run", "evalkit.smoke", "--database", "postgresql://ci:s3cret@127.0.0.1:1/evalkit")
-    assert result.code == 2 and "cannot open database postgresql://ci:***@127.0.0.1:1/evalkit" in result.stderr
+    assert result.code == 3 and "cannot open database postgresql://ci:***@127.0.0.1:1/evalkit" in result.stderr
+    assert "Connection refused" in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert "s3cret" not in result.stderr + result.stdout
+
+
+@pytest.mark.postgres
+def test_a_server_that_refuses_the_credentials_or_database_is_exit_3_a_refused_url_parameter_exit_2(
+    evalkit_cli,
+) -> None:
+    # the server answered and refused the user or the database: the URL is well formed, the
+    # environment is not as it says (exit 3); a parameter libpq or the server refuses is usage (exit 2)
+    from urllib.parse import urlsplit, urlunsplit
+
+    from tests.storage.conftest import fresh_postgres_database
+
+    with fresh_postgres_database() as url:
+        parts = urlsplit(url)
+        refused = {
+            urlunsplit(parts._replace(netloc=f"nosuchrole:pw@{parts.hostname}:{parts.port}")): "nosuchrole",
+            urlunsplit(parts._replace(path="/evalkit_no_such_database")): "evalkit_no_such_database",
+        }
+        for bad, named in refused.items():
+            for command in (("history", "evalkit.smoke"), ("db", "status"), ("run", "evalkit.smoke")):
+                result = evalkit_cli(*command, "--database", bad)
+                assert result.code == 3, (command, result.stderr)
+                assert "cannot open database" in result.stderr and named in result.stderr, result.stderr
+                assert "Traceback" not in result.stderr, result.stderr
+        for query, said in (
+            ("sslmode=bogus", "invalid sslmode value"),
+            ("bogus=1", "invalid connection option"),
+            ("connect_timeout=abc", "invalid integer value"),
+            ("options=-c%20no_such_setting%3D1", "unrecognized configuration parameter"),
+        ):
+            result = evalkit_cli("history", "evalkit.smoke", "--database", f"{url}?{query}")
+            assert result.code == 2 and said in result.stderr, (query, result.stderr)
 
 
 #: Commands that read the store (never create it) and the one that writes it.
@@ -305,38 +339,40 @@ def test_a_store_whose_baseline_index_is_damaged_is_named_never_a_traceback(eval
 
 
 @pytest.mark.parametrize(
-    "url",
+    ("url", "code"),
     [
-        "postgresql://ci@127.0.0.1:1/evalkit?password=s3cretpw",
-        "postgresql://127.0.0.1:1/evalkit?user=ci&password=s3cretpw&sslmode=disable",
-        "postgres://ci@127.0.0.1:1/evalkit?sslmode=disable&PASSWORD=s3cretpw",
-        "postgresql://ci@127.0.0.1:1/evalkit?sslpassword=s3cretpw",
+        ("postgresql://ci@127.0.0.1:1/evalkit?password=s3cretpw", 3),
+        ("postgresql://127.0.0.1:1/evalkit?user=ci&password=s3cretpw&sslmode=disable", 3),
+        ("postgres://ci@127.0.0.1:1/evalkit?sslmode=disable&PASSWORD=s3cretpw", 2),  # libpq: no option "PASSWORD"
+        ("postgresql://ci@127.0.0.1:1/evalkit?sslpassword=s3cretpw", 3),
     ],
 )
-def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(evalkit_cli, url: str) -> None:
-    # libpq (and peewee's URL parser) take ?password=: every message printed it whole
+def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(evalkit_cli, url: str, code: int) -> None:
+    # libpq (and peewee's URL parser) take ?password=: every message printed it whole; no server on
+    # port 1 is exit 3, an option libpq refuses exit 2
     for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
         result = evalkit_cli(*command, "--database", url)
-        assert result.code == 2 and "cannot open database postgres" in result.stderr, result.stderr
+        assert result.code == code and "cannot open database postgres" in result.stderr, result.stderr
         assert "s3cretpw" not in result.stderr + result.stdout and "password=***" in result.stderr.lower(), (
             result.stderr
         )
 
 
 @pytest.mark.parametrize(
-    ("url", "shown"),
+    ("url", "shown", "code"),
     [
-        ("postgresql://ci:s3cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
-        ("postgresql://ci:s3:cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
-        ("postgresql://ci:s3cret#tail9@x@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit"),
+        ("postgresql://ci:s3cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit", 3),
+        ("postgresql://ci:s3:cret@tail9@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit", 3),
+        # "#" ends the URL's address: malformed (exit 2); the others reach for a server on port 1 (exit 3)
+        ("postgresql://ci:s3cret#tail9@x@127.0.0.1:1/evalkit", "postgresql://ci:***@127.0.0.1:1/evalkit", 2),
     ],
 )
-def test_a_password_holding_an_at_sign_is_hidden_whole(evalkit_cli, url: str, shown: str) -> None:
+def test_a_password_holding_an_at_sign_is_hidden_whole(evalkit_cli, url: str, shown: str, code: int) -> None:
     # urlsplit (peewee's parser) ends the user info at the last "@": the password is "s3cret@tail9",
     # and up to the first "@" its tail was printed ("ci:***@tail9@127.0.0.1:1/evalkit")
     for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
         result = evalkit_cli(*command, "--database", url)
-        assert result.code == 2 and shown in result.stderr, result.stderr
+        assert result.code == code and shown in result.stderr, result.stderr
         assert "tail9" not in result.stderr + result.stdout and "s3" not in result.stderr + result.stdout, result.stderr
 
 

@@ -435,6 +435,47 @@ def test_5_a_lost_postgresql_connection_ends_the_run_with_exit_3(
         assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
 
+@pytest.mark.postgres
+def test_5_a_run_whose_postgresql_went_away_is_not_later_said_to_have_been_killed(
+    hostile_plugins, project, chat_server, evalkit_cli, evalkit_process
+) -> None:
+    """The server gone for good mid-run (here: the run's database refusing every connection once its
+    connection is cut): exit 3, the run could not be marked interrupted. Once the server is back,
+    `show` said its process "stopped without ending it (killed, or its machine lost)", though that
+    process saw the store fail and said so: a reader cannot tell the two apart, and says both."""
+    import psycopg2
+
+    from tests.storage.conftest import fresh_postgres_database
+
+    with fresh_postgres_database() as database_url:
+        name = database_url.rsplit("/", 1)[-1]
+        chat_server.delay = 0.05
+        configure_slow_endpoint(project, chat_server.base_url)
+        env = cli_env(hostile_plugins, database_url)
+        process = start_run(evalkit_process, env, "storagekit.wide", "--run-id", "pg-down")
+        wait_for_cases(database_url, "pg-down", "storagekit.wide", at_least=5)
+        admin = psycopg2.connect(os.environ["EVALKIT_TEST_POSTGRES_URL"])
+        admin.autocommit = True
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                )
+            _, stderr = process.communicate(timeout=60)
+            assert_store_fault(process.returncode, stderr, "connection to PostgreSQL lost", "pg-down", marked=False)
+        finally:
+            with admin.cursor() as cursor:
+                cursor.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+            admin.close()
+        shown = evalkit_cli("show", "pg-down", env=env)
+        assert shown.code == 0, shown.stderr
+        said = " ".join(shown.stdout.split())
+        assert "stopped without ending it (killed, its machine lost, or its results store out of reach as it stopped)" in said, said
+        assert "(killed, or its machine lost)" not in said and "process was killed" not in said, said
+
+
 # -- 6. bad stores, refused before anything is called -----------------------------------------
 
 

@@ -4,6 +4,7 @@ index and its cache, addresses, and what a template prints."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 from evalkit.runs import CaseResult, Run
@@ -228,3 +229,27 @@ def test_the_compare_page_says_two_retrieval_runs_differ_by_retriever_or_corpus_
         "lacks is a miss in that run only, so the difference is not the retriever's alone.",
     )
     assert run_differences(stored("staging", "sha256:aa"), stored("staging", "sha256:aa")) == ()
+
+
+def test_a_third_party_store_failing_as_a_page_reads_it_is_the_stores_failure_not_a_page_bug(
+    plugin_dists, tmp_path: Path
+) -> None:
+    """A store plugin's own exception raised while a page read it (here: its JSON file damaged)
+    was a page's bug: 500 and a traceback in the viewer's output. It is the store's failure, said
+    as every command says it (503, naming the store and what it raised)."""
+    from starlette.testclient import TestClient
+
+    from tests.support.cli_runner import _importable
+
+    store = tmp_path / "store.json"
+    store.write_text("{ damaged", encoding="utf-8")
+    with _importable([plugin_dists("evalkit-minimal-repo")]):
+        from evalkit.view import create_app
+
+        app = create_app(f"minimal://{store}", port=8765)
+        with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+            page = client.get("/run", params={"id": "r-1"})
+    assert page.status_code == 503, page.text
+    assert (
+        "the results store failed: evalkit_minimal_repo.MinimalRepository raised JSONDecodeError: " in page.text
+    ), page.text

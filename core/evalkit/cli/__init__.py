@@ -189,6 +189,10 @@ def _command(argv: list[str], collecting: bool) -> int:
     except click.Abort:  # Ctrl-C (or SIGTERM) while the command line was read
         _say("evalkit: interrupted")
         return 3
+    except Exception as exc:  # raised by a type, a callback or what they read while click parsed
+        # said as every error of a command is, with its code (an evalkit bug: its traceback): it
+        # left main() unsaid, and the console script ended with 3
+        return _failed(_unparsed(argv), exc)
     if collecting and args.collects_garbage_from_run_start:
         from .common import collect_rarely_until_run_start
 
@@ -201,6 +205,16 @@ def _command(argv: list[str], collecting: bool) -> int:
     # a plugin's print() never lands in evalkit's output, its os.chdir() never moves evalkit's files
     with plugin_output_to_stderr(), outputs_relative_to(working_directory()):
         return _handle(args)
+
+
+def _unparsed(argv: Sequence[str]) -> Arguments:
+    """What :func:`_failed` reads of a command line that did not parse: whether it asked for the
+    traceback (``--traceback``, or a unique prefix of it down to ``--trace`` as the parser takes),
+    and no store opened."""
+    from .app import Arguments
+
+    asked = any(len(word) >= len("--trace") and "--traceback".startswith(word) for word in argv)
+    return Arguments(handler=None, traceback=asked)
 
 
 def _print(printed: Printed) -> int:

@@ -29,7 +29,8 @@ from .params import global_options, non_empty_path, report_option, wait_options
         "Render the stored run RUN_ID with a reporter: its verdict as stored, its comparison with the "
         "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
         "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
-        "CI run). Exit code: 3 when the run is not complete (incomplete or interrupted), 1 under "
+        "CI run). Exit code: 3 when the run is not complete (incomplete, interrupted, or running with no live "
+        "process: killed), 1 under "
         "--fail-on-regression when its gate "
         "fails, else 3 when a report could not be rendered or written (named on stderr), else 0."
     ),
@@ -126,7 +127,10 @@ def handle(args: Arguments) -> int:
     for note in gone:
         out.print(note)
     failed = deliver_reports(rendered, keeps_exit_code=False)
-    if run.status is not RunStatus.COMPLETE and run.status is not RunStatus.RUNNING:
+    # Not complete, and nothing will complete it: stored incomplete or interrupted, or still
+    # "running" with no live process (killed, or stopped by a spending limit; the note above says
+    # which, and how to continue it). Only a run a live process still answers is pending.
+    if run.status is not RunStatus.COMPLETE and (run.status is not RunStatus.RUNNING or gone):
         return 3
     if args.fail_on_regression and (run.status is RunStatus.RUNNING or report.gate_failed):
         return 1

@@ -40,7 +40,7 @@ def spend_lines(run: Any) -> list[str]:
         if run.kind.value != "prompts":
             return []
         if run.status.value == "running":  # the spend is written when the run ends
-            return ["Cost:       unknown until the run ends (a run whose process was killed never says)"]
+            return ["Cost:       unknown until the run ends (a run whose process stopped without ending it never says)"]
         return ["Cost:       unknown (stored before evalkit kept usage)"]
     lines = []
     generator = _tokens(spend.get("generator"))

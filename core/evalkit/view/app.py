@@ -230,9 +230,12 @@ class _Pages:
     def _answer(self, handler: Callable[[Request], Response], request: Request) -> Response:
         try:
             return handler(request)
-        except StorageError as exc:
-            return self.render("error.html", 503, title="The results store failed", message=str(exc))
-        except Exception:  # noqa: BLE001 - one page's bug must not take the viewer down
+        except Exception as exc:  # noqa: BLE001 - one page's bug must not take the viewer down
+            # a third-party store's own exception (its damaged file, its lost client) is the
+            # store's failure, as every command says it: not a page's bug with a traceback
+            said = self.state.store.failure_said(exc)
+            if isinstance(said, StorageError):
+                return self.render("error.html", 503, title="The results store failed", message=str(said))
             traceback.print_exc(file=sys.stderr)
             return Response("Internal error: this page could not be built; the traceback is in the viewer's output.\n", 500, media_type="text/plain")
 

@@ -115,6 +115,14 @@ class ReadOnlyStore:
 
         return liveness(self._repository, runs)
 
+    def failure_said(self, exc: Exception) -> Exception:
+        """``exc``, or — raised in or through the methods of a third-party store (its damaged file,
+        its client's lost connection) — that store's failure, a :class:`~evalkit.errors.StorageError`
+        naming it, as every command says it (:func:`evalkit.storage.store_failure_said`)."""
+        from ..storage import store_failure_said
+
+        return store_failure_said(exc, [self._repository])
+
     def close(self) -> None:
         """Close the repository (the calling thread's connection)."""
         close_repository(self._repository)
