@@ -20,7 +20,7 @@ import attrs
 
 from ... import components
 from ...answers import ServingIdentity, UsageSetAside, base_prompt_digest
-from ...baselines import NO_ACCEPTANCE
+from ...baselines import NO_ACCEPTANCE, not_complete
 from ...catalog import SourcedSet, prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
@@ -918,7 +918,7 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
         raise UnknownRunError(baseline_id, option=argument("baseline"))
-    problems = _scope_problems(chosen, wanted)
+    problems = _scope_problems(chosen, wanted, argument("baseline", chosen.id))
     if problems:
         raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {'; '.join(problems)}")
 
@@ -927,24 +927,28 @@ def check_baseline_file(baseline: Run, named: str, wanted: BaselineScope) -> Non
     """Refuse, before anything is called or stored, a baseline file (``named``: ``baseline file
     PATH``) that cannot be of this run's scope (what is known before the run: see
     :func:`check_chosen_baseline`)."""
-    problems = _scope_problems(baseline, wanted)
+    problems = _scope_problems(baseline, wanted, f"{named} holds run {baseline.id}, which")
     if problems:
         raise UsageError(f"{named} holds run {baseline.id} of another scope: {'; '.join(problems)}")
 
 
-def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
-    """Why ``chosen`` cannot be the baseline of a prompt run of ``wanted``, as far as it is known
-    before the run."""
+#: Why a run with no verified serving identity is no baseline: it belongs to no scope.
+_NO_SCOPE = "it has no verified serving identity, so it belongs to no scope"
+
+
+def _scope_problems(chosen: Run, wanted: BaselineScope, named: str) -> list[str]:
+    """Why ``chosen`` (``named``, as the refusal says it) cannot be the baseline of a prompt run of
+    ``wanted``, as far as it is known before the run. A run of this scope but for being unfinished
+    (and so, maybe, with no verified identity yet) is refused as what it is, not as a run "of
+    another scope" (:func:`evalkit.baselines.not_complete`): that is raised here."""
     instance, alias, grader = wanted.provider_instance, wanted.model_alias, wanted.grader or ""
     problems = []
     if chosen.kind.value != "prompts":
         problems.append(f"it is a {chosen.kind.value} run")
     if chosen.set_identifier != wanted.set_identifier:
         problems.append(f"it is a run of set {quoted(chosen.set_identifier)}, not {quoted(wanted.set_identifier)}")
-    if chosen.status is not RunStatus.COMPLETE:
-        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
     if chosen.identity is None:
-        problems.append("it has no verified serving identity, so it belongs to no scope")
+        problems.append(_NO_SCOPE)
     elif (chosen.identity.provider_instance, chosen.identity.model_alias) != (instance, alias):
         problems.append(
             f"it was answered by {components.answered_by(chosen.identity.provider_instance, None, chosen.identity.model_alias)}, "
@@ -956,6 +960,11 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f"it was graded by {quoted(chosen.grader)}, this run by {quoted(grader)}")
+    incomplete = not_complete(chosen, named)
+    if incomplete is not None and set(problems) <= {_NO_SCOPE}:
+        raise UsageError(incomplete)
+    if incomplete is not None:
+        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
     return problems
 
 

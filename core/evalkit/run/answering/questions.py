@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from ... import registry
-from ...baselines import scope_mismatch
+from ...baselines import not_complete, scope_mismatch
 from ...bounded import BoundedCalls, CallAbandoned, call_within, wait_for
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
@@ -923,6 +923,8 @@ def check_baseline_file(baseline: Run, named: str, resolved: ResolvedQuestions) 
         raise UsageError(
             f"{named} holds run {baseline.id} of another scope: it is a {baseline.kind.value} run, not a retrieval run"
         )
+    if (incomplete := not_complete(baseline, f"{named} holds run {baseline.id}, which")) is not None:
+        raise UsageError(incomplete)
     problem = scope_mismatch(baseline, scope)
     if problem is not None:
         raise UsageError(f"{named} holds a run of another scope: {problem}")
@@ -943,6 +945,8 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
         raise UsageError(
             f"{argument('baseline', chosen.id)} is of another scope: it is a {chosen.kind.value} run, not a retrieval run"
         )
+    if (incomplete := not_complete(chosen, argument("baseline", chosen.id))) is not None:
+        raise UsageError(incomplete)
     problem = scope_mismatch(chosen, scope)
     if problem is not None:
         raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {problem}")
