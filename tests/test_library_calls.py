@@ -147,7 +147,10 @@ def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_s
     assert note.startswith(
         "evalkit: raised during run refused-1: 0 cases committed before it are kept, the run is marked interrupted; "
     )
-    assert note.endswith("continue it with `evalkit run evalkit.smoke --resume refused-1 --provider refusing`")
+    # a generator bound in code that no installed provider names: the call again, not `--provider refusing`
+    assert note.endswith(
+        'continue it with `evalkit.evaluate_set("evalkit.smoke", <the same arguments>, run_id="refused-1", resume=True)`'
+    )
 
 
 class _Generator:
@@ -376,7 +379,7 @@ def _host_timed_out(
     call: Callable[[Callable[..., None]], object], url: str, options: str = "", seconds: float = 0.3
 ) -> None:
     """The host's exception out of ``call(on_start)``, with evalkit's note on it (its line ending
-    with ``options``: the ``--provider`` the call gave); the run stored as interrupted; the host's
+    with ``options``: the ``--provider`` and ``--grader`` the call gave, then its ``--database``); the run stored as interrupted; the host's
     handler in place again. ``seconds``: the host's limit."""
     with host_timeout(seconds) as on_start:
         with pytest.raises(HostTimeout, match="the host's own") as raised:
@@ -386,7 +389,7 @@ def _host_timed_out(
     assert run.status.value == "interrupted"
     assert raised.value.__notes__ == [
         f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
-        f"continue it with `evalkit run evalkit.smoke --resume {run.id}{options}`"
+        f"continue it with `evalkit run evalkit.smoke --resume {run.id}{options} --database {url}`"
     ]
 
 
@@ -417,7 +420,7 @@ def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_th
             on_start=on_start,
         ),
         url,
-        " --provider self",
+        " --provider self --grader hostile.stuck_grader",
     )
 
 
@@ -499,7 +502,7 @@ def test_a_hosts_own_alarm_inside_begin_run(tmp_path: Path, monkeypatch: pytest.
     assert run.status.value == "interrupted"
     assert raised.value.__notes__ == [
         f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
-        f"continue it with `evalkit run evalkit.smoke --resume {run.id}`"
+        f"continue it with `evalkit run evalkit.smoke --resume {run.id} --database {url}`"
     ]
 
 
@@ -703,7 +706,7 @@ def test_a_plugin_that_stops_the_timer_during_a_library_run_leaves_the_hosts_lim
         on_start()  # the host's timer runs before evalkit is called, as a @timeout's does
         return evaluate_set("evalkit.smoke", grader="alarmist.grader", concurrency=1, database=url, cwd=tmp_path)
 
-    _host_timed_out(started_before_the_call, url, seconds=3.0)
+    _host_timed_out(started_before_the_call, url, " --grader alarmist.grader", seconds=3.0)
 
 
 def test_a_hosts_alarm_set_from_on_check_while_the_checks_limits_hold_sigalrm_is_refused_aloud(
@@ -769,15 +772,19 @@ def test_a_failed_shard_is_continued_as_that_shard_not_resumed(tmp_path: Path) -
 
     with pytest.raises(ZeroDivisionError) as caught:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-1", on_case=broken)
-    assert caught.value.__notes__[0].endswith("continue it with `evalkit run evalkit.smoke --shard 1/2 --run-id ci-1`")
+    assert caught.value.__notes__[0].endswith(
+        f"continue it with `evalkit run evalkit.smoke --shard 1/2 --run-id ci-1 --database {url}`"
+    )
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(2, 2), run_id="ci-2", on_case=ctrl_c)
-    assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --shard 2/2 --run-id ci-2`")
+    assert str(interrupted.value).endswith(
+        f"continue it with `evalkit run evalkit.smoke --shard 2/2 --run-id ci-2 --database {url}`"
+    )
     stopped = evaluate_set(
         "evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-3", max_requests=1
     )
     (note,) = [n for n in stopped.notes if "reached after" in n]
-    assert "resume it with: evalkit run evalkit.smoke --shard 1/2 --run-id ci-3 --max-requests " in note, note
+    assert f"resume it with: evalkit run evalkit.smoke --shard 1/2 --run-id ci-3 --database {url} --max-requests " in note, note
 
 
 def test_a_run_whose_lease_another_process_took_over_stops_and_leaves_it_to_that_process(
@@ -950,7 +957,9 @@ def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continu
     # an installed set keeps the CLI's command
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="in-4", on_case=ctrl_c)
-    assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --resume in-4`")
+    assert str(interrupted.value).endswith(
+        f"continue it with `evalkit run evalkit.smoke --resume in-4 --database {url}`"
+    )
 
 
 @pytest.mark.parametrize("stop", ["ctrl-c", "max-requests"])
@@ -1430,3 +1439,101 @@ def test_the_request_limit_a_stopped_library_run_suggests_finishes_it(tmp_path: 
     resumed = evaluate_set(inline, database=url, cwd=tmp_path, run_id="rq-2", resume=True, max_requests=int(again))
     assert resumed.run.status.value == "complete", resumed.notes
     assert {case.answers for case in resumed.run.cases} == {2}
+
+
+def test_a_stopped_library_run_says_the_grader_judge_configuration_and_store_that_continue_it(
+    cli: Callable, project: Path
+) -> None:
+    """``evaluate_set("evalkit.smoke", grader="decision", grader_options={"judge": …},
+    config=load_config("ci/evalkit.toml"), database=URL)`` stopped by ``max_requests`` said
+    ``evalkit run evalkit.smoke --resume lib-j --provider sut --max-requests 7``: pasted, it found
+    no configuration (``Unknown provider "sut"``), and with it would have looked in the default
+    store and graded with ``deterministic``. Its line names the grader and the judge options the
+    run was stored with, and the caller's configuration file and store; pasted, it finishes the
+    run. A stored run's line (``history``, ``show``) says the grader and judge too."""
+    import shlex
+
+    from evalkit import evaluate_set
+    from evalkit.config import load_config
+    from evalkit.leases import resume_hint
+    from evalkit.storage import close_repository, open_repository
+
+    from tests.cli.test_judges import verdicts, write_project
+    from tests.plugins.judge_support import JUDGE_MODEL, decision_reply
+    from tests.support.chat_server import ChatServer
+
+    with ChatServer() as judge:
+        judge.model = JUDGE_MODEL
+        judge.responder = verdicts(decision_reply(4))
+        write_project(project, judge.base_url)
+        (project / "ci").mkdir()
+        (project / "answers.jsonl").rename(project / "ci" / "answers.jsonl")
+        text = (project / "evalkit.toml").read_text().replace(f"{project.as_posix()}/answers.jsonl", "answers.jsonl")
+        (project / "ci" / "evalkit.toml").write_text(text)
+        (project / "evalkit.toml").unlink()
+        url = f"sqlite:///{project / 'elsewhere.db'}"
+        stopped = evaluate_set(
+            "evalkit.smoke", provider="sut", grader="decision", grader_options={"judge": "judge", "allow_self_judge": True},
+            config=load_config(project / "ci" / "evalkit.toml"), database=url, cwd=project, max_requests=1, run_id="lib-j",
+        )  # fmt: skip
+        (note,) = [n for n in stopped.notes if "reached after" in n]
+        line = note.split("resume it with: ", 1)[1]
+        assert shlex.split(line) == [
+            "evalkit", "run", "evalkit.smoke", "--resume", "lib-j", "--provider", "sut", "--grader", "decision",
+            "--judge", "judge", "--allow-self-judge", "--config", str(project / "ci" / "evalkit.toml"),
+            "--database", url, "--max-requests", "7",
+        ], line  # fmt: skip
+        repository = open_repository(url)
+        try:
+            stored = repository.get_run("lib-j", with_cases=False)
+        finally:
+            close_repository(repository)
+        assert resume_hint(stored).startswith(
+            "`evalkit run evalkit.smoke --provider sut --grader decision --judge judge --allow-self-judge --resume lib-j"
+        ), resume_hint(stored)
+        resumed = cli(*shlex.split(line)[1:], "--json")
+        assert resumed.code == 0, resumed.stderr
+        assert resumed.json()["status"] == "complete"
+
+
+def test_a_stopped_library_run_of_a_generator_bound_in_code_says_the_call_not_a_provider_no_command_knows(
+    project: Path, cli: Callable
+) -> None:
+    """``evaluate_set("arith.basic", bound_generator=BoundGenerator(mine, "(under test)",
+    "kit-instance", …), max_requests=1)``: its line said ``evalkit run arith.basic --resume ID
+    --provider kit-instance`` — a provider no command knows (``Unknown provider``). A generator
+    bound in code that no installed provider names is continued by the library call again, as a set
+    built in code is (the stored run's line too); one an installed provider names keeps the command."""
+    from evalkit import evaluate_set
+    from evalkit.answers import Answer
+    from evalkit.components import BoundGenerator, bind_generator
+    from evalkit.config import load_config
+    from evalkit.leases import resume_hint
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+
+    class Mine:
+        def generate(self, request: object) -> Answer:
+            return Answer(text="4")
+
+    for bound, given in (
+        (BoundGenerator(Mine(), "(under test)", "kit-instance", "m", True, None), "kit-instance"),
+        (BoundGenerator(Mine(), "mine", None, "m", False, None), "mine"),
+    ):
+        stopped = evaluate_set("arith.basic", bound_generator=bound, cwd=project, max_requests=1, run_id=f"b-{given}")
+        (note,) = [n for n in stopped.notes if "reached after" in n]
+        call = f'evalkit.evaluate_set("arith.basic", <the same arguments>, run_id="b-{given}", resume=True, max_requests=6)'
+        assert note.endswith(f"resume it with: {call}"), note
+        assert f"--provider {given}" not in note
+        assert resume_hint(stopped.run) == f"`{call}`"
+        resumed = evaluate_set(
+            "arith.basic", bound_generator=bound, cwd=project, max_requests=6, run_id=f"b-{given}", resume=True
+        )
+        assert resumed.run.status.value == "complete", resumed.notes
+    installed = bind_generator(load_config(cwd=project), "my-app", None)
+    stopped = evaluate_set("arith.basic", bound_generator=installed, cwd=project, max_requests=1, run_id="b-app")
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    assert note.endswith("resume it with: evalkit run arith.basic --resume b-app --provider my-app --max-requests 6")
+    assert cli("run", "arith.basic", "--resume", "b-app", "--provider", "my-app", "--max-requests", "6").code == 0

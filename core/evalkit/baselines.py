@@ -41,6 +41,7 @@ __all__ = [
     "accept_run",
     "current_baselines",
     "current_user",
+    "not_complete",
     "scope_mismatch",
     "unreadable_baseline",
 ]
@@ -56,6 +57,20 @@ def unreadable_baseline(error: Exception) -> str:
     """Why a stored run was not compared when reading its baseline raised ``error`` (a run written
     by something else than this evalkit): the new run is kept, its verdict says so."""
     return f"not compared: the baseline could not be read from the store — {error}"
+
+
+def not_complete(chosen: Run, named: str) -> str | None:
+    """Why stored run ``chosen``, as ``named`` says it (``--baseline ID``, ``baseline file PATH
+    holds run ID, which``), can be no baseline of any scope: it is not complete — said as that, with
+    what to do, not as a run "of another scope" (``None``: it is complete)."""
+    if chosen.status is RunStatus.COMPLETE:
+        return None
+    todo = (
+        "wait until it completes"
+        if chosen.status is RunStatus.RUNNING
+        else f"continue it (`evalkit show {chosen.id}` prints the command that does)"
+    )
+    return f"{named} is {chosen.status.value}, and only a complete run can be a baseline: {todo}, or choose a complete run"
 
 
 def scope_mismatch(chosen: Run, scope: BaselineScope) -> str | None:

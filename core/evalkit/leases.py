@@ -46,6 +46,7 @@ from .storage.values import (
     overlaps,
     shard_part,
 )
+from .wording import shell_line, shell_word
 
 __all__ = [
     "HEARTBEAT_S",
@@ -117,20 +118,19 @@ def resume_hint(
     --provider NAME [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
-    set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
-    continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``defaults``:
+    set or a generator built in code (:func:`evalkit.run.placement.continued_in_code`), which no
+    command finds, is continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``defaults``:
     what a bare command answers with as the configuration says now (:func:`resume_defaults`;
     ``None``: not known), for the ``--model`` of a run of an instance given another alias than its
     configured one. The options after the set are :func:`evalkit.run.placement.continuing_options`,
     which a library call's own line says too. No ``--repeats``: a continuing command without it answers with the run's own
     (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
     configuration says when it is pasted."""
-    import shlex
-
     from .run.placement import (
         Shard,
         answering_options,
         built_in_code,
+        continued_in_code,
         continuing_call,
         continuing_options,
         regrade_again,
@@ -139,14 +139,14 @@ def resume_hint(
     again = regrade_again(run)
     if again is not None:
         return f"`{again}`"
-    if built_in_code(run):
+    if continued_in_code(run):
         function = "evaluate_retrieval" if run.kind is RunKind.RETRIEVAL else "evaluate_set"
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
         from .run.limit_stops import resume_limits
 
         options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
         return " and ".join(
-            f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))])}`"
+            f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))], set_in_code=built_in_code(run))}`"
             for part in parts
         )
     if run.kind is RunKind.RETRIEVAL:
@@ -156,13 +156,13 @@ def resume_hint(
     else:
         aliases = defaults.aliases if defaults is not None else None
         words = ["evalkit", "run", run.set_identifier, *continuing_options(run, aliases, store=_store(defaults))]
-    base = " ".join(shlex.quote(w) for w in words)
+    base = shell_line(words)
     if shards and count:
         return " and ".join(
-            f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`"
+            f"`{base} --shard {i}/{count} --run-id {shell_word(run.id)}{_limits(run, shard_part(i, count))}`"
             for i in shards
         )
-    return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
+    return f"`{base} --resume {shell_word(run.id)}{_limits(run, WHOLE_RUN)}`"
 
 
 def _store(defaults: ResumeDefaults | None) -> tuple[str, ...]:
@@ -178,11 +178,9 @@ def _part_of(shard: Any) -> str:
 def _limits(run: Run, part: str) -> str:
     """`` --max-requests 6``: the higher limits that continue ``part`` of ``run`` after a spending
     limit stopped it (:func:`evalkit.run.limit_stops.resume_limits`), nothing when none did."""
-    import shlex
-
     from .run.limit_stops import resume_limits
 
-    return "".join(f" {shlex.quote(word)}" for word in resume_limits(run, part))
+    return "".join(f" {shell_word(word)}" for word in resume_limits(run, part))
 
 
 def _limit_stopped(run: Run, live: RunLiveness) -> dict[int, str]:

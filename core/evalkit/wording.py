@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EvalkitWords", "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "listed",
-    "path_named", "quoted", "suggestion", "table_key", "word_named",
+    "path_named", "quoted", "shell_line", "shell_word", "suggestion", "table_key", "word_named",
 ]  # fmt: skip
 
 #: From here on a figure reads in scientific notation (``5.4E+19``), as an amount of money does
@@ -85,6 +85,41 @@ def quoted(word: object) -> str:
     if isinstance(word, EvalkitWords):
         return str.__str__(word)
     return '"' + hidden_escaped(f"{word}").replace('"', '\\"') + '"'
+
+
+def shell_word(word: str) -> str:
+    """``word`` quoted for a POSIX shell as a line that continues a run prints it: ``shlex.quote``'s
+    form (``my-app``, ``'fast one'``), and for a word holding a hidden character (a control
+    character, a line break, an invisible format character: :func:`evalkit.printable.is_hidden`)
+    bash's and zsh's ``$'…'`` with each written as its escape (``--provider $'rec\\x1b'``): the
+    output boundary escapes a hidden character in what it prints, so ``'rec\\x1b'``, pasted, named
+    another provider (a backslash and three letters); raw, it would work the terminal."""
+    import shlex
+
+    from .printable import is_hidden
+
+    if not any(is_hidden(char) for char in word):
+        return shlex.quote(word)
+    return "$'" + "".join(_ansi_c(char) for char in word) + "'"
+
+
+def _ansi_c(char: str) -> str:
+    """``char`` inside ``$'…'``: a hidden one as ``\\xHH``/``\\uHHHH``/``\\UHHHHHHHH`` (always every
+    digit: the shell reads no more), a backslash and a quote escaped, any other as it is."""
+    from .printable import is_hidden
+
+    if char in "\\'":
+        return "\\" + char
+    if not is_hidden(char):
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def shell_line(words: Sequence[str]) -> str:
+    """``words`` as one command line, each :func:`shell_word`: the one quoting of every printed
+    line that continues a run (``evalkit run SET --provider NAME --resume ID``)."""
+    return " ".join(shell_word(word) for word in words)
 
 
 def path_named(path: object) -> str:

@@ -168,3 +168,27 @@ def test_the_accepting_user_is_stored_whole_up_to_200_characters(evalkit_cli, pr
     with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
         (stored,) = connection.execute("SELECT accepted_by FROM evalkit_run WHERE id = ?", (run_id,)).fetchone()
     assert (stored == user) is whole, stored
+
+
+def test_a_chosen_baseline_that_is_incomplete_is_refused_as_incomplete_not_of_another_scope(evalkit_cli, project) -> None:
+    """``--baseline RUN`` naming a run of this very scope that a request limit stopped said it was
+    "of another scope: it is incomplete" — the user looked for a scope difference that is not
+    there. It says the run is incomplete, and what to do: continue it, or choose a complete run."""
+    from evalkit import evaluate_set
+    from evalkit.errors import UsageError
+
+    answer_with(project, ARITH_GOOD)
+    stopped = evalkit_cli("run", "arith.basic", "--max-requests", "1", "--run-id", "cut-1", "--json")
+    assert stopped.json()["status"] == "incomplete", stopped.stderr
+    before = run_count(project)
+    refused = evalkit_cli("run", "arith.basic", "--baseline", "cut-1")
+    assert refused.code == 2, refused.stdout
+    assert "another scope" not in refused.stderr, refused.stderr
+    assert (
+        "--baseline cut-1 is incomplete, and only a complete run can be a baseline: continue it "
+        "(`evalkit show cut-1` prints the command that does), or choose a complete run"
+    ) in refused.stderr, refused.stderr
+    with pytest.raises(UsageError, match="baseline=cut-1 is incomplete, and only a complete run") as library:
+        evaluate_set("arith.basic", provider="my-app", cwd=project, baseline="cut-1")
+    assert "another scope" not in str(library.value)
+    assert run_count(project) == before, "nothing stored"

@@ -758,3 +758,36 @@ def _nine_e18_prompt_tokens_reply() -> dict:
         "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(("repeats", "budget"), [("2", "0.1"), ("3", "0.2"), ("3", "0.3")])
+def test_the_budget_a_repeated_run_stopped_by_its_budget_is_told_finishes_it(
+    evalkit_cli, project, chat_server, monkeypatch, repeats: str, budget: str
+) -> None:
+    """``--repeats 2 --budget 0.1``, each reply dearer than estimated: the budget refused a case's
+    second answer, and the case was stored errored with its first answer's cost. The resume line's
+    budget was the cost so far per case asked times the cases — the cut case counted as one whole —
+    while the resume starts from all that was spent and pays that case again whole: pasted, it
+    stopped one case short, incomplete. The budget it says finishes the run, the CLI's line and a
+    library caller's alike (one rule: :func:`evalkit.run.answering.spending.budget_args`)."""
+    from evalkit import evaluate_set
+
+    chat_server.responder = lambda body: arithmetic(body) + " more" * 40
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", repeats)
+    stopped = evalkit_cli(*base, "--budget", budget, env=env)
+    assert stopped.code == 3 and "budget reached after" in stopped.stdout, stopped.stdout + stopped.stderr
+    words = resume_words(stopped.stdout)
+    resumed = evalkit_cli(*words, env=env)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert "Status:     complete" in resumed.stdout
+
+    monkeypatch.setenv(*next(iter(env.items())))
+    cut = evaluate_set(
+        "arith.basic", provider="prod", cwd=project, concurrency=1, repeats=int(repeats), budget=budget, run_id="lib-b"
+    )
+    (note,) = [n for n in cut.notes if "budget reached after" in n]
+    again = shlex.split(note.split("resume it with: ", 1)[1])
+    more = again[again.index("--budget") + 1]
+    done = evaluate_set("arith.basic", provider="prod", cwd=project, concurrency=1, budget=more, run_id="lib-b", resume=True)
+    assert done.run.status.value == "complete", done.notes

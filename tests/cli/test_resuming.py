@@ -28,3 +28,41 @@ def test_options_left_at_their_defaults_are_not_repeated() -> None:
     assert resume_command(("retrieval", "docs", "evalkit.lexical"), args, "r") == (
         "evalkit retrieval docs evalkit.lexical --deployment prod --resume r"
     )
+
+
+def test_a_provider_named_with_a_control_character_is_continued_by_the_line_as_printed(evalkit_cli, project) -> None:
+    """``[providers."rec\\u001b"]``, ``evalkit run arith.basic --provider $'rec\\x1b' --max-requests 1``:
+    the line that continues the run quoted the name with ``shlex.quote`` (``'rec<ESC>'``), and the
+    output boundary wrote its ESC as ``\\x1b``: ``--provider 'rec\\x1b'``, pasted, named another
+    provider (``Unknown provider "rec\\\\x1b"``). A word with a hidden character is written as
+    ``$'…'`` (bash, zsh), the CLI's line, a library call's and a stored run's alike; pasted into a
+    shell, it continues the run."""
+    import subprocess
+
+    from evalkit import evaluate_set
+    from evalkit.leases import resume_hint
+    from evalkit.storage import close_repository, open_repository
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    config = (project / "evalkit.toml").read_text().replace("[providers.my-app]", '[providers."rec\\u001b"]')
+    (project / "evalkit.toml").write_text(config)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "rec\x1b", "--max-requests", "1", "--run-id", "esc-1")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    (line,) = [line.split("resume it with: ", 1)[1] for line in stopped.stdout.splitlines() if "resume it with: " in line]
+    assert "--provider $'rec\\x1b'" in line, line
+    library = evaluate_set("arith.basic", provider="rec\x1b", cwd=project, max_requests=1, run_id="esc-2")
+    (note,) = [n for n in library.notes if "reached after" in n]
+    assert "--provider $'rec\\x1b'" in note, note
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        assert "--provider $'rec\\x1b'" in resume_hint(repository.get_run("esc-1", with_cases=False))
+    finally:
+        close_repository(repository)
+    # the shell itself reads the line: what it hands evalkit is what the user pastes
+    said = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, check=True).stdout
+    words = said.decode().split("\0")[:-1]
+    assert words[words.index("--provider") + 1] == "rec\x1b"
+    resumed = evalkit_cli(*words[1:])
+    assert resumed.code == 0, resumed.stdout + resumed.stderr

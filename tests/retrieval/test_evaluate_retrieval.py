@@ -428,6 +428,25 @@ def test_a_stopped_run_of_a_question_set_built_in_code_says_the_library_call_tha
     assert run_lexical(config, sqlite_url, run_id="in-1", resume=True).run.status is RunStatus.COMPLETE
 
 
+def test_a_stopped_library_retrieval_run_says_the_store_it_was_given(config, sqlite_url) -> None:
+    # evaluate_retrieval(…, database=URL) interrupted said "continue it with `evalkit retrieval
+    # tests.lexical evalkit.lexical --deployment t --resume ID`": pasted, that looked for the run in
+    # the default store and found none. The line names the caller's --database, as the CLI's does.
+    from evalkit.errors import RunInterrupted
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_retrieval(
+            sourced({}), "evalkit.lexical", deployment="t", config=config, database=sqlite_url, run_id="cat-2",
+            on_case=ctrl_c,
+        )  # fmt: skip
+    assert str(interrupted.value).endswith(
+        f"continue it with `evalkit retrieval tests.lexical evalkit.lexical --deployment t --resume cat-2 --database {sqlite_url}`"
+    ), str(interrupted.value)
+
+
 def test_a_killed_run_of_a_question_set_built_in_code_is_shown_with_the_library_call(
     config, sqlite_url, evalkit_cli
 ) -> None:

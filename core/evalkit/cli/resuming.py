@@ -12,8 +12,6 @@ reader puts it back, or sets ``EVALKIT_DATABASE_URL`` as the job did).
 
 from __future__ import annotations
 
-import shlex
-
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +58,9 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     shard = getattr(args, "shard", None)
     ending = ["--shard", str(shard), "--run-id", run_id] if shard else ["--resume", run_id]
     parts = ["evalkit", *words, *given_options(args), *ending]
-    return " ".join(shlex.quote(part) for part in parts)
+    from ..wording import shell_line
+
+    return shell_line(parts)
 
 
 def continuing_defaults(args: Arguments, config: Any) -> Any:

@@ -36,6 +36,7 @@ from ..storage import (
     store_failure_said,
 )
 from ..storage.protocols import ResultRepository, capabilities
+from ..storage.urls import hide_password
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
@@ -297,6 +298,7 @@ def evaluate_set(
     from .answering import spending
 
     check_label(label)
+    store = _store_words(config, database)  # what a continuing line repeats: the caller chose them
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = _gating(config, tolerances, gate, "prompts")
     repeats_given = repeats is not None  # else a continued run's own, then the configuration's
@@ -337,7 +339,9 @@ def evaluate_set(
         notes.extend(spending_notes)
         answering = attrs.evolve(answering, spending=plan_of_spending)
         placement = Placement(run_id, resume, shard, label, privacy)
-        answering = attrs.evolve(answering, command_args=_continuing_args(answering, placement, config, command_args))
+        answering = attrs.evolve(
+            answering, command_args=_continuing_args(answering, placement, config, command_args, store)
+        )
         plan = RunPlan(
             answering,
             placement,
@@ -386,19 +390,34 @@ def _continued_repeats(
 
 
 def _continuing_args(
-    answering: Any, placement: Placement, config: Config, given: Sequence[str] | None
+    answering: Any, placement: Placement, config: Config, given: Sequence[str] | None, store: Sequence[str] = ()
 ) -> tuple[str, ...]:
     """The options the line that continues the run repeats after the set: ``given`` (the CLI's, as
     typed: ``--provider``, ``--config``, ``--database``…), else — a library call, whose caller typed
-    no command — what answers the run, by the one function that says it for a stored run
+    no command — what answers and grades the run, by the one function that says it for a stored run
     (:func:`~evalkit.run.placement.continuing_options`: ``--provider NAME``, a ``--model`` other than
-    the configured one, ``--cache``, ``--answers-from``), read from the run's header: without them
-    the line answered with the default generator and was refused."""
+    the configured one, ``--grader``, the judge's options, ``--cache``, ``--answers-from``), read
+    from the run's header, with the caller's ``store`` (:func:`_store_words`): without them the line
+    answered with the default generator, graded by the default grader in the default store, and was
+    refused."""
     if given is not None:
         return tuple(given)
-    return tuple(
-        continuing_options(answering.header(placement.run_id or "", 0.0, placement), resume_defaults(config).aliases)
-    )
+    header = answering.header(placement.run_id or "", 0.0, placement)
+    return tuple(continuing_options(header, resume_defaults(config).aliases, store=store))
+
+
+def _store_words(config: Config | None, database: str | None) -> tuple[str, ...]:
+    """``--config PATH`` for a configuration a library caller gave that was read from a file, and
+    ``--database URL`` (its password as ``***``) for a store it named: what a line that continues
+    its run repeats, as the CLI's line repeats the ones typed (without them, pasted, the line read
+    the configuration found from where it is pasted, and looked for the run in the default store).
+    A configuration found from ``cwd`` is found again by a line pasted there: not said."""
+    words: list[str] = []
+    if config is not None and config.path is not None:
+        words += ["--config", str(config.path)]
+    if database is not None:
+        words += ["--database", hide_password(database)]
+    return tuple(words)
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:
@@ -510,6 +529,7 @@ def evaluate_retrieval(
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
     check_label(label)
+    store = _store_words(config, database)  # what a continuing line repeats: the caller chose them
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = _gating(config, tolerances, gate, "retrieval")
     source = question_answering.QuestionSource(
@@ -533,6 +553,7 @@ def evaluate_retrieval(
         )
         holes.check_ready()
     answering = question_answering.start_retriever(resolved, config, on_prepare)
+    answering.command_args = store
     closing: list[str] = []
     try:
         if holes is not None:

@@ -16,7 +16,7 @@ import attrs
 
 from ..errors import UsageError
 from ..shapes import whole_number
-from ..wording import argument, quoted
+from ..wording import argument, quoted, shell_line
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -33,11 +33,15 @@ __all__ = [
     "continuing_options",
     "continuing_words",
     "GRADER_PLUGIN",
+    "GENERATOR_BUILT_IN_CODE",
+    "JUDGE_OPTIONS",
     "REPEATS",
     "ANSWER_CACHE",
     "answering_options",
+    "continued_in_code",
     "generator_options",
     "grader_plugin_of",
+    "grading_options",
     "in_code_provenance",
     "new_run_id",
     "prompt_run_provenance",
@@ -111,14 +115,22 @@ def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
 
 
 def continuing_call(
-    function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()
+    function: str,
+    set_identifier: str,
+    run_id: str,
+    shard: Shard | None,
+    limits: Sequence[str] = (),
+    *,
+    set_in_code: bool = True,
 ) -> str:
     """What continues run ``run_id`` of a set built in code, which no ``evalkit`` command finds:
     the library call ``function`` again, ``evalkit.evaluate_set(<the in-code set "ID">, <the same
     arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
     (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
     what a stopped budget asks for, or :func:`answering_options`) as keywords too (``budget="2.5",
-    max_requests=40``; a flag such as ``--cache`` as ``cache=True``)."""
+    max_requests=40``; a flag such as ``--cache`` as ``cache=True``). An installed set answered by
+    a generator built in code (``set_in_code`` false: :data:`GENERATOR_BUILT_IN_CODE`), which no
+    ``--provider`` names, is continued by the call too, its set named as it was (``"arith.basic"``)."""
     placed = (
         f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"'
         if shard is not None
@@ -131,9 +143,8 @@ def continuing_call(
         flag = not words or words[0].startswith("--")
         value = "True" if flag else words.pop(0)
         keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if flag or value.isdigit() else quoted(value)}")
-    return (
-        f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
-    )
+    named = f"<the in-code set {quoted(set_identifier)}>" if set_in_code else quoted(set_identifier)
+    return f"evalkit.{function}({named}, <the same arguments>, {', '.join(keywords)})"
 
 
 #: The key of a run's stored ``provenance`` (its JSON document) that says its set was built in code,
@@ -155,6 +166,22 @@ def in_code_provenance(provenance: Mapping[str, Any] | None, in_code: bool) -> M
 GRADER_PLUGIN = "grader_plugin"
 
 
+#: The key of a prompt run's stored ``provenance`` that says its generator was bound in code (a
+#: library caller's ``bound_generator``) and is no installed provider: no ``--provider`` names it,
+#: so the run is continued by its library call again (:func:`continued_in_code`), never by a command.
+GENERATOR_BUILT_IN_CODE = "generator_built_in_code"
+
+#: The key of a prompt run's stored ``provenance`` that keeps the judge options it was graded with
+#: as given (``--judge``, ``--judge-repeats``, ``--allow-self-judge``, ``--judge-temperature``, or
+#: their ``grader_options``): a command that continues it repeats them (:func:`grading_options`).
+JUDGE_OPTIONS = "judge_options"
+
+#: The judge flags a command line gives as grader options (``evalkit run``'s), by option name.
+_JUDGE_FLAGS = {
+    "judge": "--judge", "repeats": "--judge-repeats", "allow_self_judge": "--allow-self-judge",
+    "temperature": "--judge-temperature",
+}  # fmt: skip
+
 #: The key of a prompt run's stored ``provenance`` that gives the answers per prompt it was started
 #: with (``--repeats N``, or ``[run] repeats``), always: a resume with another number is refused (its
 #: cases would mix them), and what a bare continuing command answers with is the configuration's
@@ -166,15 +193,51 @@ REPEATS = "repeats"
 ANSWER_CACHE = "answer_cache"
 
 
-def prompt_run_provenance(in_code: bool, grader: str, repeats: int = 1, cache: bool = False) -> Mapping[str, Any]:
+def prompt_run_provenance(
+    in_code: bool,
+    grader: str,
+    repeats: int = 1,
+    cache: bool = False,
+    *,
+    grader_options: Mapping[str, Any] | None = None,
+    generator_in_code: bool = False,
+) -> Mapping[str, Any]:
     """What a prompt run stores as its ``provenance``: the grader plugin it is graded by
-    (:data:`GRADER_PLUGIN`), whether its set was built in code (:func:`in_code_provenance`), and
-    what a command that continues it repeats (:func:`answering_options`): its ``repeats``
-    (:data:`REPEATS`) and whether it used the answer ``cache`` (:data:`ANSWER_CACHE`)."""
+    (:data:`GRADER_PLUGIN`), whether its set was built in code (:func:`in_code_provenance`) or its
+    generator (``generator_in_code``: :data:`GENERATOR_BUILT_IN_CODE`), and what a command that
+    continues it repeats (:func:`answering_options`, :func:`grading_options`): its ``repeats``
+    (:data:`REPEATS`), whether it used the answer ``cache`` (:data:`ANSWER_CACHE`) and the judge
+    options among its ``grader_options`` (:data:`JUDGE_OPTIONS`)."""
     provenance = {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader, REPEATS: repeats}
     if cache:
         provenance[ANSWER_CACHE] = True
+    if generator_in_code:
+        provenance[GENERATOR_BUILT_IN_CODE] = True
+    judged = {
+        name: value
+        for name, value in (grader_options or {}).items()
+        if name in _JUDGE_FLAGS and isinstance(value, str | int | float) and value is not False
+    }
+    if judged:
+        provenance[JUDGE_OPTIONS] = judged
     return provenance
+
+
+def grading_options(run: Any) -> list[str]:
+    """The options with which stored prompt ``run`` was graded, as a command that continues it
+    repeats them (:func:`prompt_run_provenance`): ``--grader NAME`` for a grader other than
+    ``deterministic`` (without it the resume is graded by another grader, and refused), and the
+    judge options it was given (``--judge NAME``, ``--judge-repeats K``, ``--allow-self-judge``,
+    ``--judge-temperature T``; without them the resume asks the configuration's judge)."""
+    grader = grader_plugin_of(run)
+    words = ["--grader", grader] if grader and grader != "deterministic" else []
+    judged = stored_provenance(run).get(JUDGE_OPTIONS)
+    for name, value in (judged.items() if isinstance(judged, Mapping) else ()):
+        option = _JUDGE_FLAGS.get(name)
+        if option is None or value is None or value is False:
+            continue
+        words += [option] if value is True else [option, str(value)]
+    return words
 
 
 def answering_options(run: Any) -> list[str]:
@@ -223,15 +286,15 @@ def continuing_options(
     run: Any, aliases: Mapping[str, str | None] | None = None, *, store: Sequence[str] = ()
 ) -> list[str]:
     """The options after the set of the command that continues prompt run ``run``, besides its
-    place (:func:`continuing_words`) and limits: what answers it (:func:`generator_options`), how
-    (:func:`answering_options`) and ``--answers-from SOURCE`` for a run that reuses a stored run's
+    place (:func:`continuing_words`) and limits: what answers it (:func:`generator_options`), what
+    grades it (:func:`grading_options`), how (:func:`answering_options`) and ``--answers-from SOURCE`` for a run that reuses a stored run's
     answers (without it the model is asked for the rest). The one source of these words for every
     line built from a run rather than from a command line: a stored run's (``history``, ``show``,
     the viewer: :func:`evalkit.leases.resume_hint`) and a library call's, whose caller typed no
     command (:func:`evalkit.evaluate_set` gives its run's header). ``aliases``: see
     :func:`generator_options`. ``store``: the ``--config`` and ``--database`` words of the store the
     line is printed from (:attr:`evalkit.leases.ResumeDefaults.store`), after the generator's."""
-    words = [*generator_options(run, aliases), *store, *answering_options(run)]
+    words = [*generator_options(run, aliases), *grading_options(run), *store, *answering_options(run)]
     if run.answers_reused == "answers-from" and run.source_run_id:
         words += ["--answers-from", run.source_run_id]
     return words
@@ -251,6 +314,12 @@ def built_in_code(run: Any) -> bool:
     return stored_provenance(run).get(SET_BUILT_IN_CODE) is True
 
 
+def continued_in_code(run: Any) -> bool:
+    """True when stored ``run`` is continued by its library call, not by a command: its set
+    (:func:`built_in_code`) or its generator (:data:`GENERATOR_BUILT_IN_CODE`) was built in code."""
+    return built_in_code(run) or stored_provenance(run).get(GENERATOR_BUILT_IN_CODE) is True
+
+
 def stored_provenance(run: Any) -> Mapping[str, Any]:
     """Stored ``run``'s provenance document, or an empty one (none stored, or not a mapping)."""
     provenance = run.provenance
@@ -268,9 +337,7 @@ def regrade_command(source_run_id: str, options: Sequence[str] = ()) -> str:
     re-grade run of ``source_run_id``, stopped, killed or typed after ``run --resume`` alike. A
     re-grade is not resumed: it is made again, a new run (``evalkit run --resume`` would ask the
     model for the answers it only grades, and refuses a re-grade run)."""
-    import shlex
-
-    return " ".join(shlex.quote(word) for word in ("evalkit", "regrade", source_run_id, *options))
+    return shell_line(("evalkit", "regrade", source_run_id, *options))
 
 
 def regrade_again(run: Any) -> str | None:

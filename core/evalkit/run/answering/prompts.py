@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from ... import components
+from ... import components, registry
 from ...answers import ServingIdentity, UsageSetAside, base_prompt_digest
-from ...baselines import NO_ACCEPTANCE
+from ...baselines import NO_ACCEPTANCE, not_complete
 from ...catalog import SourcedSet, prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
@@ -38,7 +38,7 @@ from ...storage.values import BaselineScope
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import argument, counted, quoted, table_key
+from ...wording import argument, counted, quoted, shell_line, table_key
 from ..decide import Judging, incomplete_reason, streams
 from ..limit_stops import limit_stop, reached_words
 from ..placement import REPEATS, Shard, continuing_call, continuing_words, prompt_run_provenance, stored_provenance
@@ -308,6 +308,13 @@ class PromptAnswering:
     #: The set was given as a :class:`GoldenPromptSet` built in code, not found by the catalog (an
     #: entry point, a set file): no ``evalkit run`` finds it, so its resume line is the library call.
     in_code: bool = False
+    #: The generator was bound in code (a library caller's ``bound_generator``) and no installed
+    #: provider names it (:func:`_named_by_a_provider`): no ``--provider`` answers the run, so its
+    #: resume line is the library call.
+    generator_in_code: bool = False
+    #: The grader's options as the caller gave them; the judge's are stored with the run, which a
+    #: command that continues it repeats (:func:`~evalkit.run.placement.grading_options`).
+    grader_options: Mapping[str, Any] = attrs.Factory(dict)
     #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
     live: LiveSpending = attrs.Factory(lambda: LiveSpending())
     #: The generator's or the grader's closing that failed once the cases were answered (warnings).
@@ -329,8 +336,9 @@ class PromptAnswering:
         return Run(
             pricing=self.pricing,
             provenance=prompt_run_provenance(
-                self.in_code, self.grader_name, self.repeats, spending is not None and spending.cache
-            ),
+                self.in_code, self.grader_name, self.repeats, spending is not None and spending.cache,
+                grader_options=self.grader_options, generator_in_code=self.generator_in_code,
+            ),  # fmt: skip
             answers_reused=spending.reuse_kind if spending is not None else None,
             source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
             id=run_id,
@@ -666,19 +674,19 @@ class PromptAnswering:
     def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
         """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
         the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
-        budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``; a set built in
-        code (:attr:`in_code`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`).
+        budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``; a set or a
+        generator built in code (:attr:`in_code`, :attr:`generator_in_code`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`).
         Repeats the caller did not give need not be said: a continuing call or command that gives
         none answers with the run's (:meth:`continued_repeats`)."""
-        import shlex
-
         if self.redo_command is not None:
             return self.redo_command
-        if self.in_code:
-            return continuing_call("evaluate_set", self.golden_set.identifier, run_id, shard, self.live.resume_limits)
+        if self.in_code or self.generator_in_code:
+            return continuing_call(
+                "evaluate_set", self.golden_set.identifier, run_id, shard, self.live.resume_limits, set_in_code=self.in_code
+            )
         ending = continuing_words(run_id, shard)
         words = ["evalkit", "run", self.golden_set.identifier, *ending, *self.command_args, *self.live.resume_limits]
-        return " ".join(shlex.quote(word) for word in words)
+        return shell_line(words)
 
     def wanted_scope(self) -> BaselineScope:
         """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""
@@ -880,9 +888,23 @@ def prepare_prompts(
         max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
         min_judge_kappa=config.min_judge_kappa,
         repeats=source.repeats, pricing=run_pricing(config, bound, grading),
-        in_code=in_code,
+        in_code=in_code, grader_options=dict(source.grader_options),
+        generator_in_code=source.bound is not None and not _named_by_a_provider(source.bound, config),
     )  # fmt: skip
     return answering, notes
+
+
+def _named_by_a_provider(bound: components.BoundGenerator, config: Config) -> bool:
+    """True when ``--provider`` names generator ``bound`` (bound in code by a library caller): the
+    built-in reference instance, a configured instance of its adapter, or (ad hoc) an installed
+    adapter. Else a command that continues its run would answer with another generator, or be
+    refused: the library call continues it (:attr:`PromptAnswering.generator_in_code`)."""
+    if bound.is_reference_self_check:
+        return True
+    if bound.instance is not None:
+        instance = config.providers.get(bound.instance)
+        return instance is not None and instance.adapter == bound.adapter
+    return bool(bound.adapter) and any(record.name == bound.adapter for record in registry.records("evalkit.generators"))
 
 
 def _tools_refusal(generator: Any) -> str:
@@ -918,7 +940,7 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
         raise UnknownRunError(baseline_id, option=argument("baseline"))
-    problems = _scope_problems(chosen, wanted)
+    problems = _scope_problems(chosen, wanted, argument("baseline", chosen.id))
     if problems:
         raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {'; '.join(problems)}")
 
@@ -927,24 +949,28 @@ def check_baseline_file(baseline: Run, named: str, wanted: BaselineScope) -> Non
     """Refuse, before anything is called or stored, a baseline file (``named``: ``baseline file
     PATH``) that cannot be of this run's scope (what is known before the run: see
     :func:`check_chosen_baseline`)."""
-    problems = _scope_problems(baseline, wanted)
+    problems = _scope_problems(baseline, wanted, f"{named} holds run {baseline.id}, which")
     if problems:
         raise UsageError(f"{named} holds run {baseline.id} of another scope: {'; '.join(problems)}")
 
 
-def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
-    """Why ``chosen`` cannot be the baseline of a prompt run of ``wanted``, as far as it is known
-    before the run."""
+#: Why a run with no verified serving identity is no baseline: it belongs to no scope.
+_NO_SCOPE = "it has no verified serving identity, so it belongs to no scope"
+
+
+def _scope_problems(chosen: Run, wanted: BaselineScope, named: str) -> list[str]:
+    """Why ``chosen`` (``named``, as the refusal says it) cannot be the baseline of a prompt run of
+    ``wanted``, as far as it is known before the run. A run of this scope but for being unfinished
+    (and so, maybe, with no verified identity yet) is refused as what it is, not as a run "of
+    another scope" (:func:`evalkit.baselines.not_complete`): that is raised here."""
     instance, alias, grader = wanted.provider_instance, wanted.model_alias, wanted.grader or ""
     problems = []
     if chosen.kind.value != "prompts":
         problems.append(f"it is a {chosen.kind.value} run")
     if chosen.set_identifier != wanted.set_identifier:
         problems.append(f"it is a run of set {quoted(chosen.set_identifier)}, not {quoted(wanted.set_identifier)}")
-    if chosen.status is not RunStatus.COMPLETE:
-        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
     if chosen.identity is None:
-        problems.append("it has no verified serving identity, so it belongs to no scope")
+        problems.append(_NO_SCOPE)
     elif (chosen.identity.provider_instance, chosen.identity.model_alias) != (instance, alias):
         problems.append(
             f"it was answered by {components.answered_by(chosen.identity.provider_instance, None, chosen.identity.model_alias)}, "
@@ -956,6 +982,11 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f"it was graded by {quoted(chosen.grader)}, this run by {quoted(grader)}")
+    incomplete = not_complete(chosen, named)
+    if incomplete is not None and set(problems) <= {_NO_SCOPE}:
+        raise UsageError(incomplete)
+    if incomplete is not None:
+        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
     return problems
 
 

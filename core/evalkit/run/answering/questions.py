@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from ... import registry
-from ...baselines import scope_mismatch
+from ...baselines import not_complete, scope_mismatch
 from ...bounded import BoundedCalls, CallAbandoned, call_within, wait_for
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
@@ -87,7 +87,7 @@ from ...shapes import exception_message, exception_name, exception_text
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import argument, counted, quoted
+from ...wording import argument, counted, quoted, shell_line
 from ..decide import Judging
 from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
 from . import CaseSink, Finish, Slice, final_status
@@ -377,6 +377,9 @@ class QuestionAnswering:
     #: The set was given as a :class:`GoldenQuestionSet` built in code, not a catalog's: no ``evalkit
     #: retrieval`` finds it, so its resume line is the library call.
     in_code: bool = False
+    #: What the line that continues the run repeats after its place: a library caller's ``--config``
+    #: and ``--database`` (:func:`evalkit.run.library._store_words`); the CLI prints its own line.
+    command_args: tuple[str, ...] = ()
     _keep_ranking: bool = False
     _kept: int = 0
     _metrics: RetrievalMetrics | None = None
@@ -650,13 +653,16 @@ class QuestionAnswering:
 
     def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
         """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID`` (a ``shard``'s:
-        ``--shard I/N --run-id RUN_ID``); a set built in code (:attr:`in_code`): ``evaluate_retrieval``
-        again (:func:`~evalkit.run.placement.continuing_call`)."""
+        ``--shard I/N --run-id RUN_ID``), then the caller's :attr:`command_args`, quoted for a shell
+        (:func:`~evalkit.wording.shell_line`); a set built in code (:attr:`in_code`):
+        ``evaluate_retrieval`` again (:func:`~evalkit.run.placement.continuing_call`)."""
         if self.in_code:
             return continuing_call("evaluate_retrieval", self.golden_set.identifier, run_id, shard)
-        where = f" --deployment {self.deployment.name}" if self.deployment.name else ""
-        ending = " ".join(continuing_words(run_id, shard))
-        return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} {ending}"
+        where = ["--deployment", self.deployment.name] if self.deployment.name else []
+        ending = continuing_words(run_id, shard)
+        return shell_line(
+            ["evalkit", "retrieval", self.golden_set.identifier, self.retriever_id, *where, *ending, *self.command_args]
+        )
 
 
 def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Verdict) -> QuestionsDetail:
@@ -923,6 +929,8 @@ def check_baseline_file(baseline: Run, named: str, resolved: ResolvedQuestions) 
         raise UsageError(
             f"{named} holds run {baseline.id} of another scope: it is a {baseline.kind.value} run, not a retrieval run"
         )
+    if (incomplete := not_complete(baseline, f"{named} holds run {baseline.id}, which")) is not None:
+        raise UsageError(incomplete)
     problem = scope_mismatch(baseline, scope)
     if problem is not None:
         raise UsageError(f"{named} holds a run of another scope: {problem}")
@@ -943,6 +951,8 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
         raise UsageError(
             f"{argument('baseline', chosen.id)} is of another scope: it is a {chosen.kind.value} run, not a retrieval run"
         )
+    if (incomplete := not_complete(chosen, argument("baseline", chosen.id))) is not None:
+        raise UsageError(incomplete)
     problem = scope_mismatch(chosen, scope)
     if problem is not None:
         raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {problem}")

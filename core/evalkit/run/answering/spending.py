@@ -412,9 +412,11 @@ def budget_args(
     guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1, whole: int | None = None
 ) -> tuple[str, ...]:
     """The limits a resume command gives after ``guard`` stopped a run: a budget enough for the
-    whole run at the cost per case so far (rounded up, with a quarter to spare), at least twice
-    the old one and at least what lets the resumed run send the request the budget refused and the
-    rest at its estimate; a request limit of the requests the whole run takes (``repeats`` a case,
+    whole run at the cost per case so far, and for what the resume counts to — all the run spent, a
+    case cut between its repeats included, and each case not stored ``whole`` again in full at the
+    cost per request so far (rounded up, with a quarter to spare) —, at least twice the old one and
+    at least what lets the resumed run send the request the budget refused and the rest at its
+    estimate; a request limit of the requests the whole run takes (``repeats`` a case,
     more when its cases so far took more: conversations), at least twice the old one, and at least
     what the resume counts to: it starts from every request the run's stored cases spent
     (``spend``: a case cut between its repeats is stored errored, its requests counted) and asks
@@ -422,15 +424,25 @@ def budget_args(
     library caller's both say this limit."""
     args: list[str] = []
     asked = spend.asked
+    requests = spend.generator.requests
+    # the requests a case takes: ``repeats``, more when its cases so far took more (conversations)
+    each = max(repeats, math.ceil(requests / asked)) if asked else repeats
+    # the cases the resume asks again in full: every case not stored whole, a case cut between its repeats too
+    left = max(0, case_count - (whole if whole is not None else asked))
     if guard.budget is not None:
         cost = spend.cost
         wanted = guard.budget * 2
         if cost is not None and asked:
-            projected = cost / asked * case_count * Decimal("1.25")
-            wanted = max(wanted, projected)
+            projected = cost / asked * case_count
+            if requests:
+                # the resume starts from all that was spent, the cut case's first answers included, and
+                # pays that case again whole: at the cost per request, not per case asked (a cut case
+                # counted as one whole made the budget one case short)
+                projected = max(projected, cost + cost / requests * each * left)
+            wanted = max(wanted, projected * Decimal("1.25"))
         if guard.refused is not None:
             # else a run stopped before its first answer is told a budget that stops it again
-            wanted = max(wanted, (guard.spent + guard.refused * repeats * max(1, case_count - asked)) * Decimal("1.25"))
+            wanted = max(wanted, (guard.spent + guard.refused * each * max(1, left)) * Decimal("1.25"))
         if wanted >= SCIENTIFIC_FROM:
             # Six significant digits, written 2.275E+26: cents would pass the context's 28 digits
             # (quantize() fails) and the plain form --budget's 40 characters.
@@ -440,12 +452,9 @@ def budget_args(
         rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
         args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
     if guard.max_requests is not None and guard.stopped and guard.stopped.startswith(REQUEST_LIMIT_REACHED):
-        requests = spend.generator.requests
         needed = case_count * repeats
-        each = repeats
         if asked:
             needed = max(needed, math.ceil(requests * case_count / asked))
-            each = max(each, math.ceil(requests / asked))
         if whole is not None:
             # the resume's count starts at what was spent, a case cut short included, and asks that case again
             needed = max(needed, requests + max(0, case_count - whole) * each)
