@@ -164,6 +164,17 @@ def read_document(file: Path) -> SetDocument:
 
 
 def _read_yaml(file: Path, text: str) -> SetDocument:
+    """The document of a YAML set file: read by :func:`_read_plain_yaml` when it can, else (an
+    alias, a tag, a key that is not text, a syntax error: whatever that reader leaves) by
+    :func:`_read_yaml_nodes`, which every message about such a file comes from."""
+    try:
+        return _read_plain_yaml(file, text)
+    except Exception:  # noqa: BLE001 - read again by the reader whose problems and errors users see
+        return _read_yaml_nodes(file, text)
+
+
+def _read_yaml_nodes(file: Path, text: str) -> SetDocument:
+    """Compose the whole YAML document into nodes, check and construct it, record every place."""
     import yaml
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -373,6 +384,167 @@ class _YamlWalk:
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 self.walk(item, path + (index,))
+
+
+class _NotPlain(Exception):
+    """A YAML set file holds what :func:`_read_plain_yaml` leaves to :func:`_read_yaml_nodes`."""
+
+
+#: The tags a plain YAML scalar resolves to that :func:`_read_plain_yaml` constructs itself.
+_PLAIN_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "null", "bool", "int", "float", "timestamp")
+)
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _read_plain_yaml(file: Path, text: str) -> SetDocument:
+    """The document of a YAML set file written plainly — one document whose top is a mapping, no
+    anchor, alias or explicit tag, every key plain text, nested less than :data:`MAX_NESTING`
+    deep — built from libyaml's events one at a time, the same data, repeated keys and places as
+    :func:`_read_yaml_nodes` finds. That reader composes the whole file into nodes first (two
+    marks each: 25 times the file's size in memory, 1.4 GB for a 50 MB file) and walks them four
+    times; this one holds a value's node only while it constructs it. The places of the values
+    inside each prompt or question are found again, by :func:`_read_yaml_nodes`, when a problem
+    asks (:class:`_YamlPlaces`); the rest are kept. Raises :class:`_NotPlain`, or whatever the
+    parser or a constructor raises, for anything else: the caller reads such a file again the
+    other way, whose problems and errors users see."""
+    import yaml
+    from yaml import events
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    place = _yaml_places(text)
+    resolve, constructors = loader.resolve, loader.yaml_constructors
+    scalar_node, scalar_event, alias_event = yaml.ScalarNode, events.ScalarEvent, events.AliasEvent
+    mapping_start, sequence_start = events.MappingStartEvent, events.SequenceStartEvent
+    ends = (events.MappingEndEvent, events.SequenceEndEvent)
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    problems: list[FileProblem] = []
+    try:
+        get_event = loader.get_event
+        get_event()  # the stream's start
+        if not isinstance(get_event(), events.DocumentStartEvent):
+            raise _NotPlain
+        event = get_event()
+        if type(event) is not mapping_start or event.anchor is not None or event.tag not in (None, "!"):
+            raise _NotPlain
+        root: dict[str, Any] = {}
+        positions[()] = place(event.start_mark)
+        # each open mapping or sequence: [its value, its path, whether its values' places are
+        # kept, the key whose value comes next (mappings; None when a key comes next)]
+        stack: list[list[Any]] = [[root, (), True, None]]
+        while stack:
+            event = get_event()
+            kind = type(event)
+            if kind in ends:
+                stack.pop()
+                continue
+            frame = stack[-1]
+            container, at, kept, key = frame
+            if kind is alias_event or event.anchor is not None or event.tag not in (None, "!"):
+                raise _NotPlain
+            is_mapping = type(container) is dict
+            if is_mapping and key is None:  # a key
+                if kind is not scalar_event or resolve(scalar_node, event.value, event.implicit) != _STR_TAG:
+                    raise _NotPlain
+                key = frame[3] = event.value
+                if key in container:
+                    where = place(event.start_mark)
+                    problems.append(
+                        FileProblem(str(file), f"key {quoted_key(key)} appears more than once", at + (key,), *where)
+                    )
+                    if kept:
+                        keys[at + (key,)] = where
+                elif kept:
+                    keys[at + (key,)] = place(event.start_mark)
+                continue
+            path = at + (key,) if is_mapping else at + (len(container),)
+            if kept:
+                positions[path] = place(event.start_mark)
+            if kind is scalar_event:
+                tag = resolve(scalar_node, event.value, event.implicit)
+                if tag == _STR_TAG:
+                    value: Any = event.value
+                elif tag in _PLAIN_SCALAR_TAGS:
+                    node = scalar_node(tag, event.value, event.start_mark, event.end_mark, event.style)
+                    value = constructors[tag](loader, node)
+                else:
+                    raise _NotPlain
+            elif kind is mapping_start or kind is sequence_start:
+                if len(stack) >= MAX_NESTING:
+                    raise _NotPlain
+                value = {} if kind is mapping_start else []
+                # a member's own place is kept, those of the values inside it found when asked
+                member = not is_mapping and at[-1:] != () and at[-1] in MEMBER_KEYS
+                stack.append([value, path, kept and not member, None])
+            else:
+                raise _NotPlain
+            if is_mapping:
+                container[key] = value
+                frame[3] = None
+            else:
+                container.append(value)
+        if not isinstance(get_event(), events.DocumentEndEvent) or not isinstance(get_event(), events.StreamEndEvent):
+            raise _NotPlain
+    finally:
+        loader.dispose()
+    everything = _EveryYamlPlace(file, text)
+    return SetDocument(
+        file, root, _YamlPlaces(positions, everything), _YamlPlaces(keys, everything, keys=True), tuple(problems)
+    )
+
+
+def _inside_member(path: JsonPath) -> bool:
+    """Whether ``path`` lies inside a prompt or question (below ``prompts[3]``): a place that
+    :func:`_read_plain_yaml` does not keep."""
+    return any(
+        part in MEMBER_KEYS and isinstance(path[index + 1], int) and len(path) > index + 2
+        for index, part in enumerate(path[:-1])
+    )
+
+
+class _EveryYamlPlace:
+    """Every place of a YAML set file, as :func:`_read_yaml_nodes` records them, found when first asked."""
+
+    def __init__(self, file: Path, text: str) -> None:
+        self.file, self.text = file, text
+        self._document: SetDocument | None = None
+
+    def document(self) -> SetDocument:
+        """The file read by :func:`_read_yaml_nodes` (once)."""
+        if self._document is None:
+            self._document = _read_yaml_nodes(self.file, self.text)
+        return self._document
+
+
+class _YamlPlaces(Mapping[JsonPath, tuple[int, int]]):
+    """The places :func:`_read_plain_yaml` kept and, for a path inside a prompt or question, the
+    one :func:`_read_yaml_nodes` records (:class:`_EveryYamlPlace`). ``keys``: the places of
+    mapping keys, not values."""
+
+    def __init__(self, known: dict[JsonPath, tuple[int, int]], everything: _EveryYamlPlace, *, keys: bool = False) -> None:
+        self._known = known
+        self._everything = everything
+        self._keys = keys
+
+    def _all(self) -> Mapping[JsonPath, tuple[int, int]]:
+        document = self._everything.document()
+        return document.key_positions if self._keys else document.positions
+
+    def __getitem__(self, path: JsonPath) -> tuple[int, int]:
+        found = self._known.get(path)
+        if found is not None:
+            return found
+        if not _inside_member(path):
+            raise KeyError(path)
+        return self._all()[path]
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 # --- JSON and JSONL ---------------------------------------------------------------------------
