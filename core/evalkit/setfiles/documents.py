@@ -2,10 +2,14 @@
 
 Each reader returns a :class:`SetDocument`: the parsed data and a map from JSON paths
 (``("prompts", 3, "assertions", 0)``) to the line and column the loader saw them at, so a problem
-found later by the schema or the kernel's rules can point into the file. YAML is composed into
-nodes (which carry marks) before it is constructed; JSON and JSONL are scanned once more for
-offsets (a JSONL member line's are found again when a problem asks: :class:`_MemberLines`); TOML has no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and
-``key =`` lines are located by a line scan.
+found later by the schema or the kernel's rules can point into the file. A plainly written YAML
+file is built from libyaml's events (:func:`_read_plain_yaml`), any other composed into nodes
+(which carry marks) before it is constructed (:func:`_read_yaml_nodes`); JSON and JSONL are
+scanned once more for offsets. The places inside each prompt or question of a YAML or JSON file
+(:class:`_KeptPlaces`) and a JSONL member line's (:class:`_MemberLines`) are found again when a
+problem asks: kept for every value of a large file, they took more memory than its data. TOML has
+no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and ``key =`` lines are
+located by a line scan.
 """
 
 from __future__ import annotations
@@ -405,7 +409,7 @@ def _read_plain_yaml(file: Path, text: str) -> SetDocument:
     marks each: 25 times the file's size in memory, 1.4 GB for a 50 MB file) and walks them four
     times; this one holds a value's node only while it constructs it. The places of the values
     inside each prompt or question are found again, by :func:`_read_yaml_nodes`, when a problem
-    asks (:class:`_YamlPlaces`); the rest are kept. Raises :class:`_NotPlain`, or whatever the
+    asks (:class:`_KeptPlaces`); the rest are kept. Raises :class:`_NotPlain`, or whatever the
     parser or a constructor raises, for anything else: the caller reads such a file again the
     other way, whose problems and errors users see."""
     import yaml
@@ -489,10 +493,14 @@ def _read_plain_yaml(file: Path, text: str) -> SetDocument:
             raise _NotPlain
     finally:
         loader.dispose()
-    everything = _EveryYamlPlace(file, text)
+    everything = _EveryPlace(lambda: _yaml_places_of(_read_yaml_nodes(file, text)))
     return SetDocument(
-        file, root, _YamlPlaces(positions, everything), _YamlPlaces(keys, everything, keys=True), tuple(problems)
+        file, root, _KeptPlaces(positions, everything), _KeptPlaces(keys, everything, keys=True), tuple(problems)
     )
+
+
+def _yaml_places_of(document: SetDocument) -> tuple[Mapping[JsonPath, tuple[int, int]], Mapping[JsonPath, tuple[int, int]]]:
+    return document.positions, document.key_positions
 
 
 def _inside_member(path: JsonPath) -> bool:
@@ -504,33 +512,33 @@ def _inside_member(path: JsonPath) -> bool:
     )
 
 
-class _EveryYamlPlace:
-    """Every place of a YAML set file, as :func:`_read_yaml_nodes` records them, found when first asked."""
+class _EveryPlace:
+    """Every place of a set file's values and keys, found by ``find`` when first asked (a YAML
+    file read by :func:`_read_yaml_nodes`, a JSON file scanned whole)."""
 
-    def __init__(self, file: Path, text: str) -> None:
-        self.file, self.text = file, text
-        self._document: SetDocument | None = None
+    def __init__(self, find: Callable[[], tuple[Mapping[JsonPath, tuple[int, int]], Mapping[JsonPath, tuple[int, int]]]]) -> None:
+        self._find = find
+        self._found: tuple[Mapping[JsonPath, tuple[int, int]], Mapping[JsonPath, tuple[int, int]]] | None = None
 
-    def document(self) -> SetDocument:
-        """The file read by :func:`_read_yaml_nodes` (once)."""
-        if self._document is None:
-            self._document = _read_yaml_nodes(self.file, self.text)
-        return self._document
+    def places(self, *, keys: bool) -> Mapping[JsonPath, tuple[int, int]]:
+        """The places of the values, or with ``keys`` of the mapping keys (found once)."""
+        if self._found is None:
+            self._found = self._find()
+        return self._found[keys]
 
 
-class _YamlPlaces(Mapping[JsonPath, tuple[int, int]]):
-    """The places :func:`_read_plain_yaml` kept and, for a path inside a prompt or question, the
-    one :func:`_read_yaml_nodes` records (:class:`_EveryYamlPlace`). ``keys``: the places of
-    mapping keys, not values."""
+class _KeptPlaces(Mapping[JsonPath, tuple[int, int]]):
+    """The places a reader kept (all but those inside each prompt or question) and, for a path
+    inside one, the one :class:`_EveryPlace` finds. ``keys``: the places of mapping keys, not
+    values."""
 
-    def __init__(self, known: dict[JsonPath, tuple[int, int]], everything: _EveryYamlPlace, *, keys: bool = False) -> None:
+    def __init__(self, known: dict[JsonPath, tuple[int, int]], everything: _EveryPlace, *, keys: bool = False) -> None:
         self._known = known
         self._everything = everything
         self._keys = keys
 
     def _all(self) -> Mapping[JsonPath, tuple[int, int]]:
-        document = self._everything.document()
-        return document.key_positions if self._keys else document.positions
+        return self._everything.places(keys=self._keys)
 
     def __getitem__(self, path: JsonPath) -> tuple[int, int]:
         found = self._known.get(path)
@@ -585,9 +593,14 @@ class _JsonScan:
         positions: dict[JsonPath, tuple[int, int]],
         keys: dict[JsonPath, tuple[int, int]],
         repeated: list[tuple[JsonPath, tuple[int, int]]],
+        *,
+        members: bool = True,
     ) -> None:
         self.positions, self.keys, self.repeated = positions, keys, repeated
         self.text, self.lines = "", _NO_LINES
+        #: Whether the places inside each prompt or question are recorded (the keys a mapping
+        #: repeats always are).
+        self.members = members
 
     def scan(self, text: str, lines: _Lines, prefix: JsonPath) -> None:
         """Record the offset of every value in ``text`` (already known to be valid JSON) under ``prefix``."""
@@ -598,11 +611,15 @@ class _JsonScan:
         """The offset of the next character after whitespace at ``i``."""
         return _WHITESPACE.match(self.text, i).end()  # type: ignore[union-attr]
 
-    def value(self, i: int, path: JsonPath) -> int:
-        """Record the value at offset ``i`` (and everything in it) under ``path``; its end."""
+    def value(self, i: int, path: JsonPath, kept: bool = True, inner: bool | None = None) -> int:
+        """Record the value at offset ``i`` (and everything in it) under ``path``; its end. Its
+        place only when ``kept``, those of the values and keys inside it only when ``inner``
+        (by default ``kept``)."""
+        inner = kept if inner is None else inner
         text, lines, skip = self.text, self.lines, self.skip
         i = skip(i)
-        self.positions[path] = lines.at(i)
+        if kept:
+            self.positions[path] = lines.at(i)
         opener = text[i]
         if opener == "{":
             i = skip(i + 1)
@@ -611,14 +628,15 @@ class _JsonScan:
                 return i + 1
             while True:
                 i = skip(i)
-                key_at = lines.at(i)
+                key_at = i
                 key, i = scanstring(text, i + 1)
                 if key in seen:
-                    self.repeated.append((path + (key,), key_at))
+                    self.repeated.append((path + (key,), lines.at(key_at)))
                 seen.add(key)
-                self.keys[path + (key,)] = key_at
+                if inner:
+                    self.keys[path + (key,)] = lines.at(key_at)
                 i = skip(i) + 1  # the colon
-                i = skip(self.value(i, path + (key,)))
+                i = skip(self.value(i, path + (key,), inner))
                 if text[i] == "}":
                     return i + 1
                 i += 1  # the comma
@@ -627,8 +645,10 @@ class _JsonScan:
             if text[i] == "]":
                 return i + 1
             index = 0
+            # a member's own place is kept, those inside it only when ``members``
+            within = inner and (self.members or not (path and path[-1] in MEMBER_KEYS))
             while True:
-                i = skip(self.value(i, path + (index,)))
+                i = skip(self.value(i, path + (index,), inner, within))
                 index += 1
                 if text[i] == "]":
                     return i + 1
@@ -656,8 +676,20 @@ def _read_json(file: Path, text: str) -> SetDocument:
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     repeated: list[tuple[JsonPath, tuple[int, int]]] = []
-    _JsonScan(positions, keys, repeated).scan(text, _Lines(text), ())
-    return SetDocument(file, data, positions, keys, tuple(_repeated_problems(file, repeated)))
+    # the places inside each prompt or question are found again when a problem asks: kept for
+    # every value, they took more memory than the data
+    _JsonScan(positions, keys, repeated, members=False).scan(text, _Lines(text), ())
+    everything = _EveryPlace(lambda: _json_places(text))
+    problems = tuple(_repeated_problems(file, repeated))
+    return SetDocument(file, data, _KeptPlaces(positions, everything), _KeptPlaces(keys, everything, keys=True), problems)
+
+
+def _json_places(text: str) -> tuple[dict[JsonPath, tuple[int, int]], dict[JsonPath, tuple[int, int]]]:
+    """The places of every value and key of the JSON ``text``."""
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    _JsonScan(positions, keys, []).scan(text, _Lines(text), ())
+    return positions, keys
 
 
 #: The keys that make a JSONL line a member of the set, not its header.
