@@ -2,10 +2,14 @@
 
 Each reader returns a :class:`SetDocument`: the parsed data and a map from JSON paths
 (``("prompts", 3, "assertions", 0)``) to the line and column the loader saw them at, so a problem
-found later by the schema or the kernel's rules can point into the file. YAML is composed into
-nodes (which carry marks) before it is constructed; JSON and JSONL are scanned once more for
-offsets (a JSONL member line's are found again when a problem asks: :class:`_MemberLines`); TOML has no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and
-``key =`` lines are located by a line scan.
+found later by the schema or the kernel's rules can point into the file. A plainly written YAML
+file is built from libyaml's events (:func:`_read_plain_yaml`), any other composed into nodes
+(which carry marks) before it is constructed (:func:`_read_yaml_nodes`); JSON and JSONL are
+scanned once more for offsets. The places inside each prompt or question of a YAML or JSON file
+(:class:`_KeptPlaces`) and a JSONL member line's (:class:`_MemberLines`) are found again when a
+problem asks: kept for every value of a large file, they took more memory than its data. TOML has
+no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and ``key =`` lines are
+located by a line scan.
 """
 
 from __future__ import annotations
@@ -164,6 +168,17 @@ def read_document(file: Path) -> SetDocument:
 
 
 def _read_yaml(file: Path, text: str) -> SetDocument:
+    """The document of a YAML set file: read by :func:`_read_plain_yaml` when it can, else (an
+    alias, a tag, a key that is not text, a syntax error: whatever that reader leaves) by
+    :func:`_read_yaml_nodes`, which every message about such a file comes from."""
+    try:
+        return _read_plain_yaml(file, text)
+    except Exception:  # noqa: BLE001 - read again by the reader whose problems and errors users see
+        return _read_yaml_nodes(file, text)
+
+
+def _read_yaml_nodes(file: Path, text: str) -> SetDocument:
+    """Compose the whole YAML document into nodes, check and construct it, record every place."""
     import yaml
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -375,6 +390,171 @@ class _YamlWalk:
                 self.walk(item, path + (index,))
 
 
+class _NotPlain(Exception):
+    """A YAML set file holds what :func:`_read_plain_yaml` leaves to :func:`_read_yaml_nodes`."""
+
+
+#: The tags a plain YAML scalar resolves to that :func:`_read_plain_yaml` constructs itself.
+_PLAIN_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "null", "bool", "int", "float", "timestamp")
+)
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _read_plain_yaml(file: Path, text: str) -> SetDocument:
+    """The document of a YAML set file written plainly — one document whose top is a mapping, no
+    anchor, alias or explicit tag, every key plain text, nested less than :data:`MAX_NESTING`
+    deep — built from libyaml's events one at a time, the same data, repeated keys and places as
+    :func:`_read_yaml_nodes` finds. That reader composes the whole file into nodes first (two
+    marks each: 25 times the file's size in memory, 1.4 GB for a 50 MB file) and walks them four
+    times; this one holds a value's node only while it constructs it. The places of the values
+    inside each prompt or question are found again, by :func:`_read_yaml_nodes`, when a problem
+    asks (:class:`_KeptPlaces`); the rest are kept. Raises :class:`_NotPlain`, or whatever the
+    parser or a constructor raises, for anything else: the caller reads such a file again the
+    other way, whose problems and errors users see."""
+    import yaml
+    from yaml import events
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    place = _yaml_places(text)
+    resolve, constructors = loader.resolve, loader.yaml_constructors
+    scalar_node, scalar_event, alias_event = yaml.ScalarNode, events.ScalarEvent, events.AliasEvent
+    mapping_start, sequence_start = events.MappingStartEvent, events.SequenceStartEvent
+    ends = (events.MappingEndEvent, events.SequenceEndEvent)
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    problems: list[FileProblem] = []
+    try:
+        get_event = loader.get_event
+        get_event()  # the stream's start
+        if not isinstance(get_event(), events.DocumentStartEvent):
+            raise _NotPlain
+        event = get_event()
+        if type(event) is not mapping_start or event.anchor is not None or event.tag not in (None, "!"):
+            raise _NotPlain
+        root: dict[str, Any] = {}
+        positions[()] = place(event.start_mark)
+        # each open mapping or sequence: [its value, its path, whether its values' places are
+        # kept, the key whose value comes next (mappings; None when a key comes next)]
+        stack: list[list[Any]] = [[root, (), True, None]]
+        while stack:
+            event = get_event()
+            kind = type(event)
+            if kind in ends:
+                stack.pop()
+                continue
+            frame = stack[-1]
+            container, at, kept, key = frame
+            if kind is alias_event or event.anchor is not None or event.tag not in (None, "!"):
+                raise _NotPlain
+            is_mapping = type(container) is dict
+            if is_mapping and key is None:  # a key
+                if kind is not scalar_event or resolve(scalar_node, event.value, event.implicit) != _STR_TAG:
+                    raise _NotPlain
+                key = frame[3] = event.value
+                if key in container:
+                    where = place(event.start_mark)
+                    problems.append(
+                        FileProblem(str(file), f"key {quoted_key(key)} appears more than once", at + (key,), *where)
+                    )
+                    if kept:
+                        keys[at + (key,)] = where
+                elif kept:
+                    keys[at + (key,)] = place(event.start_mark)
+                continue
+            path = at + (key,) if is_mapping else at + (len(container),)
+            if kept:
+                positions[path] = place(event.start_mark)
+            if kind is scalar_event:
+                tag = resolve(scalar_node, event.value, event.implicit)
+                if tag == _STR_TAG:
+                    value: Any = event.value
+                elif tag in _PLAIN_SCALAR_TAGS:
+                    node = scalar_node(tag, event.value, event.start_mark, event.end_mark, event.style)
+                    value = constructors[tag](loader, node)
+                else:
+                    raise _NotPlain
+            elif kind is mapping_start or kind is sequence_start:
+                if len(stack) >= MAX_NESTING:
+                    raise _NotPlain
+                value = {} if kind is mapping_start else []
+                # a member's own place is kept, those of the values inside it found when asked
+                member = not is_mapping and at[-1:] != () and at[-1] in MEMBER_KEYS
+                stack.append([value, path, kept and not member, None])
+            else:
+                raise _NotPlain
+            if is_mapping:
+                container[key] = value
+                frame[3] = None
+            else:
+                container.append(value)
+        if not isinstance(get_event(), events.DocumentEndEvent) or not isinstance(get_event(), events.StreamEndEvent):
+            raise _NotPlain
+    finally:
+        loader.dispose()
+    everything = _EveryPlace(lambda: _yaml_places_of(_read_yaml_nodes(file, text)))
+    return SetDocument(
+        file, root, _KeptPlaces(positions, everything), _KeptPlaces(keys, everything, keys=True), tuple(problems)
+    )
+
+
+def _yaml_places_of(document: SetDocument) -> tuple[Mapping[JsonPath, tuple[int, int]], Mapping[JsonPath, tuple[int, int]]]:
+    return document.positions, document.key_positions
+
+
+def _inside_member(path: JsonPath) -> bool:
+    """Whether ``path`` lies inside a prompt or question (below ``prompts[3]``): a place that
+    :func:`_read_plain_yaml` does not keep."""
+    return any(
+        part in MEMBER_KEYS and isinstance(path[index + 1], int) and len(path) > index + 2
+        for index, part in enumerate(path[:-1])
+    )
+
+
+class _EveryPlace:
+    """Every place of a set file's values and keys, found by ``find`` when first asked (a YAML
+    file read by :func:`_read_yaml_nodes`, a JSON file scanned whole)."""
+
+    def __init__(self, find: Callable[[], tuple[Mapping[JsonPath, tuple[int, int]], Mapping[JsonPath, tuple[int, int]]]]) -> None:
+        self._find = find
+        self._found: tuple[Mapping[JsonPath, tuple[int, int]], Mapping[JsonPath, tuple[int, int]]] | None = None
+
+    def places(self, *, keys: bool) -> Mapping[JsonPath, tuple[int, int]]:
+        """The places of the values, or with ``keys`` of the mapping keys (found once)."""
+        if self._found is None:
+            self._found = self._find()
+        return self._found[keys]
+
+
+class _KeptPlaces(Mapping[JsonPath, tuple[int, int]]):
+    """The places a reader kept (all but those inside each prompt or question) and, for a path
+    inside one, the one :class:`_EveryPlace` finds. ``keys``: the places of mapping keys, not
+    values."""
+
+    def __init__(self, known: dict[JsonPath, tuple[int, int]], everything: _EveryPlace, *, keys: bool = False) -> None:
+        self._known = known
+        self._everything = everything
+        self._keys = keys
+
+    def _all(self) -> Mapping[JsonPath, tuple[int, int]]:
+        return self._everything.places(keys=self._keys)
+
+    def __getitem__(self, path: JsonPath) -> tuple[int, int]:
+        found = self._known.get(path)
+        if found is not None:
+            return found
+        if not _inside_member(path):
+            raise KeyError(path)
+        return self._all()[path]
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 # --- JSON and JSONL ---------------------------------------------------------------------------
 
 
@@ -413,9 +593,14 @@ class _JsonScan:
         positions: dict[JsonPath, tuple[int, int]],
         keys: dict[JsonPath, tuple[int, int]],
         repeated: list[tuple[JsonPath, tuple[int, int]]],
+        *,
+        members: bool = True,
     ) -> None:
         self.positions, self.keys, self.repeated = positions, keys, repeated
         self.text, self.lines = "", _NO_LINES
+        #: Whether the places inside each prompt or question are recorded (the keys a mapping
+        #: repeats always are).
+        self.members = members
 
     def scan(self, text: str, lines: _Lines, prefix: JsonPath) -> None:
         """Record the offset of every value in ``text`` (already known to be valid JSON) under ``prefix``."""
@@ -426,11 +611,15 @@ class _JsonScan:
         """The offset of the next character after whitespace at ``i``."""
         return _WHITESPACE.match(self.text, i).end()  # type: ignore[union-attr]
 
-    def value(self, i: int, path: JsonPath) -> int:
-        """Record the value at offset ``i`` (and everything in it) under ``path``; its end."""
+    def value(self, i: int, path: JsonPath, kept: bool = True, inner: bool | None = None) -> int:
+        """Record the value at offset ``i`` (and everything in it) under ``path``; its end. Its
+        place only when ``kept``, those of the values and keys inside it only when ``inner``
+        (by default ``kept``)."""
+        inner = kept if inner is None else inner
         text, lines, skip = self.text, self.lines, self.skip
         i = skip(i)
-        self.positions[path] = lines.at(i)
+        if kept:
+            self.positions[path] = lines.at(i)
         opener = text[i]
         if opener == "{":
             i = skip(i + 1)
@@ -439,14 +628,15 @@ class _JsonScan:
                 return i + 1
             while True:
                 i = skip(i)
-                key_at = lines.at(i)
+                key_at = i
                 key, i = scanstring(text, i + 1)
                 if key in seen:
-                    self.repeated.append((path + (key,), key_at))
+                    self.repeated.append((path + (key,), lines.at(key_at)))
                 seen.add(key)
-                self.keys[path + (key,)] = key_at
+                if inner:
+                    self.keys[path + (key,)] = lines.at(key_at)
                 i = skip(i) + 1  # the colon
-                i = skip(self.value(i, path + (key,)))
+                i = skip(self.value(i, path + (key,), inner))
                 if text[i] == "}":
                     return i + 1
                 i += 1  # the comma
@@ -455,8 +645,10 @@ class _JsonScan:
             if text[i] == "]":
                 return i + 1
             index = 0
+            # a member's own place is kept, those inside it only when ``members``
+            within = inner and (self.members or not (path and path[-1] in MEMBER_KEYS))
             while True:
-                i = skip(self.value(i, path + (index,)))
+                i = skip(self.value(i, path + (index,), inner, within))
                 index += 1
                 if text[i] == "]":
                     return i + 1
@@ -484,8 +676,20 @@ def _read_json(file: Path, text: str) -> SetDocument:
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     repeated: list[tuple[JsonPath, tuple[int, int]]] = []
-    _JsonScan(positions, keys, repeated).scan(text, _Lines(text), ())
-    return SetDocument(file, data, positions, keys, tuple(_repeated_problems(file, repeated)))
+    # the places inside each prompt or question are found again when a problem asks: kept for
+    # every value, they took more memory than the data
+    _JsonScan(positions, keys, repeated, members=False).scan(text, _Lines(text), ())
+    everything = _EveryPlace(lambda: _json_places(text))
+    problems = tuple(_repeated_problems(file, repeated))
+    return SetDocument(file, data, _KeptPlaces(positions, everything), _KeptPlaces(keys, everything, keys=True), problems)
+
+
+def _json_places(text: str) -> tuple[dict[JsonPath, tuple[int, int]], dict[JsonPath, tuple[int, int]]]:
+    """The places of every value and key of the JSON ``text``."""
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    _JsonScan(positions, keys, []).scan(text, _Lines(text), ())
+    return positions, keys
 
 
 #: The keys that make a JSONL line a member of the set, not its header.
