@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..errors import StorageError
 from ..shapes import clipped
@@ -27,6 +27,7 @@ __all__ = [
     "check_sqlite_file",
     "hide_password",
     "is_in_memory",
+    "query_key",
     "redact_url",
     "sqlite_path",
     "url_scheme",
@@ -40,8 +41,11 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 #: Query parameters of a database URL that hold a secret (libpq, and peewee's URL parser, take
-#: ``postgresql://host/db?password=…``).
-_SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
+#: ``postgresql://host/db?password=…``), by their key as libpq reads it (:func:`query_key`).
+_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+
+#: One ``key=value`` pair of a query string, as written: its separator, its key, its value.
+_QUERY_PAIR = re.compile(r"([?&])([^=&#?]*)=([^&#]*)")
 
 #: The password of a URL's user info: from the user name's ``:`` to the **last** ``@`` before the
 #: query string, not the first — a password holding an unescaped ``@`` (``ci:pa@ss@db``: urlsplit,
@@ -51,11 +55,26 @@ _SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGN
 _USER_PASSWORD = re.compile(r"(://[^:/@]*:)(?:[^?]*|.*)@", re.DOTALL)
 
 
+def query_key(written: str) -> str:
+    """A URL query parameter's key as libpq reads it: percent-decoded (``pass%77ord`` is
+    ``password``; a ``+`` stays a ``+``). The one reading of a key, for the parameters passed to the
+    server and for the ones hidden in messages alike."""
+    return unquote(written)
+
+
+def _hidden_parameter(found: re.Match[str]) -> str:
+    """One query pair with its value shown as ``***`` when its key, decoded, names a secret."""
+    separator, key, _value = found.groups()
+    return f"{separator}{key}=***" if query_key(key).lower() in _SECRET_PARAMETERS else found.group()
+
+
 def hide_password(url: str) -> str:
     """``url`` with every password it holds shown as ``***``: the user info's
     (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
-    (``?password=***``), whatever characters the password holds. The rest of the URL is kept whole."""
-    return _SECRET_PARAMETERS.sub(r"\1***", _USER_PASSWORD.sub(r"\1***@", url, count=1))
+    (``?password=***``), whatever characters the password holds and however the key is spelled —
+    percent-escaped (``?pass%77ord=``, which libpq decodes to ``password``) or in capitals. The
+    rest of the URL is kept whole."""
+    return _QUERY_PAIR.sub(_hidden_parameter, _USER_PASSWORD.sub(r"\1***@", url, count=1))
 
 
 def redact_url(url: str) -> str:
