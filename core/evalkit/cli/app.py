@@ -191,12 +191,12 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
                 break
             continue
         name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name not in options and name.startswith("--"):
+        if name not in options and name.startswith("--") and len(name) > 2:  # "--=x" abbreviates nothing
             matches = [option for option in options if option.startswith(name) and option.startswith("--")]
             if len(matches) == 1:
                 name = matches[0]
             elif len(matches) > 1 and not ctx.resilient_parsing:
-                raise click.NoSuchOption(name, f"ambiguous option: {name} could match {', '.join(matches)}", ctx=ctx)
+                raise click.UsageError(_ambiguous(name, matches), ctx)
         out.append(name + equals + value)
         option = options.get(name)
         given: str | None = value if equals else None
@@ -207,6 +207,17 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
         if option is not None and given is not None and _single_valued(option):
             _refuse_a_second_value(option, name, given, seen, ctx)
     return out
+
+
+def _ambiguous(name: str, matches: Sequence[str]) -> str:
+    """The usage error of an option prefix ``name`` that begins several of the command's options:
+    the word given quoted, as every usage error quotes what the user typed, and the options it
+    could be. Raised as a plain usage error, not as click's "no such option" — that one's hints
+    (``Did you mean``, an option of another command) said the options did not exist."""
+    from ..wording import quoted
+
+    could_be = ", ".join(matches[:-1]) + " or " + matches[-1]
+    return f"option {quoted(name)} is ambiguous: it could be {could_be}; write more of its name"
 
 
 def _single_valued(option: click.Option) -> bool:
