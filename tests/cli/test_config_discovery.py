@@ -164,6 +164,33 @@ def test_an_option_given_twice_with_different_values_is_refused_wherever_it_stan
     assert same.json()["privacy"] == "metadata"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--config", "a.toml", "run", "evalkit.smoke", "--config", "b.toml"),
+        ("run", "evalkit.smoke", "--config", "a.toml", "--config", "b.toml"),
+    ],
+)
+def test_an_option_given_twice_reads_the_same_before_or_after_the_command(evalkit_cli, argv: tuple[str, ...]) -> None:
+    # one before the command and one after said it without "; give it once", both after with it
+    result = evalkit_cli(*argv)
+    said = '--config is given twice with different values ("a.toml" and "b.toml"); give it once'
+    assert result.code == 2 and said in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_a_database_given_twice_is_named_without_its_passwords(evalkit_cli, before: bool) -> None:
+    # both values were quoted whole: "postgresql://ci:s3cretpw@db/x" in the usage error
+    first, second = "postgresql://ci:s3cretpw@db/x", "postgresql://ci@db/x?password=0therpw"
+    argv = ("--database", first, "history", "s", "--database", second) if before else (
+        "history", "s", "--database", first, "--database", second
+    )
+    result = evalkit_cli(*argv)
+    assert result.code == 2 and "--database is given twice with different values" in result.stderr, result.stderr
+    assert '("postgresql://ci:***@db/x" and "postgresql://ci@db/x?password=***"); give it once' in result.stderr
+    assert "s3cretpw" not in result.stderr + result.stdout and "0therpw" not in result.stderr + result.stdout
+
+
 def test_a_mistyped_privacy_level_gets_a_suggestion_from_the_file_and_the_library(evalkit_cli, project: Path) -> None:
     """`privacy = "ful"` in evalkit.toml, and `evaluate_set(privacy="redact")`, named the levels
     without the one meant, as `--privacy ful` and `[gate] method = "pared"` already did."""

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 from .params import global_options
 
-__all__ = ["COMMANDS", "Arguments", "EvalkitCommand", "EvalkitGroup", "Printed", "arguments", "evalkit"]
+__all__ = ["COMMANDS", "Arguments", "EvalkitCommand", "EvalkitGroup", "Printed", "arguments", "evalkit", "given_twice"]
 
 #: Every command: its name, the module (in this package) whose ``command`` it is, and its line of
 #: help in ``evalkit --help`` (listed from here: listing a command must not import it).
@@ -130,11 +130,7 @@ def merged_global_options(ctx: click.Context) -> dict[str, Any]:
             if late is None or late is False:  # not given at this level (an empty text is given: it is refused later)
                 continue
             if early is not None and early is not False and early is not True and early != late:
-                from ..wording import quoted
-
-                raise click.UsageError(
-                    f"--{name} is given twice with different values ({quoted(early)} and {quoted(late)})", ctx
-                )
+                raise click.UsageError(given_twice(f"--{name}", early, late), ctx)
             early = late
         merged[name] = early
     if merged["json"] and "json" not in ctx.params:
@@ -234,11 +230,24 @@ def _refuse_a_second_value(
     key = option.name or option.opts[0]
     earlier = seen.setdefault(key, value)
     if earlier != value and not ctx.resilient_parsing:
-        from ..wording import quoted
+        raise click.UsageError(given_twice(name, earlier, value), ctx)
 
-        raise click.UsageError(
-            f"{name} is given twice with different values ({quoted(earlier)} and {quoted(value)}); give it once", ctx
-        )
+
+def given_twice(option: str, earlier: object, later: object) -> str:
+    """The one usage error of a single-valued option given twice with different values, wherever
+    the two stand (both after the command, or one before it and one after): ``--privacy is given
+    twice with different values ("metadata" and "full"); give it once``. Each value is quoted as
+    given, a ``--database`` URL with its passwords as ``***`` (:func:`evalkit.storage.urls.hide_password`)."""
+    from ..wording import quoted
+
+    def shown(value: object) -> str:
+        if option == "--database":
+            from ..storage.urls import hide_password
+
+            return quoted(hide_password(f"{value}"))
+        return quoted(value)
+
+    return f"{option} is given twice with different values ({shown(earlier)} and {shown(later)}); give it once"
 
 
 class _Shared:
