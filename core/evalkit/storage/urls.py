@@ -205,11 +205,18 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         raise StorageError(f"database {url}: {path} is {what}; a SQLite store must be a file")
     folder = file.parent if str(file.parent) else Path(".")
     if writing:
+        # Said for every command that writes (run, db upgrade, db prune, baseline accept): what is
+        # wrong and what to do, never "no run could be stored" to a command that stores none.
         if info is not None and not os.access(file, os.W_OK):
-            raise StorageError(f"database {url}: {path} is read-only (or immutable), so no run could be stored in it")
+            raise StorageError(
+                f"database {url}: {path} is read-only (or immutable), and this command writes to it; make the file "
+                "writable (chmod u+w; chattr -i for an immutable one; a read-only mount remounted read-write), or use a "
+                "copy that can be written"
+            )
         if folder.is_dir() and not os.access(folder, os.W_OK):
             raise StorageError(
-                f"database {url}: the folder {path_named(folder)} is read-only; SQLite needs to create its -wal and -shm files there"
+                f"database {url}: the folder {path_named(folder)} is read-only, and SQLite writes its -wal and -shm files "
+                "there; make the folder writable, or move the store to one that is"
             )
     if info is None or info.st_size == 0:
         return
