@@ -382,6 +382,29 @@ def test_a_named_pyproject_without_tool_evalkit_is_refused_not_read_as_defaults(
     assert not (project / ".evalkit").exists()
 
 
+@pytest.mark.parametrize("text", ["", "\n\n", "# privacy = \"full\"\n# database = \"sqlite:///x.db\"\n"])
+@pytest.mark.parametrize("by", ["--config", "EVALKIT_CONFIG"])
+def test_a_named_configuration_that_holds_no_settings_is_refused_naming_it(evalkit_cli, project, text, by) -> None:
+    # an empty or comments-only file named on purpose was read as no settings, silently: the run
+    # went to the default store on the default tolerances
+    (project / "empty.yaml").write_text(text)
+    named = ("--config", str(project / "empty.yaml")) if by == "--config" else ()
+    env = {"EVALKIT_CONFIG": str(project / "empty.yaml")} if by == "EVALKIT_CONFIG" else None
+    result = evalkit_cli(*named, "run", "evalkit.smoke", env=env)
+    assert result.code == 2, result.stderr
+    assert f"configuration file {project / 'empty.yaml'}" in result.stderr, result.stderr
+    assert "holds no settings (it is empty, or only comments), so nothing in it would apply" in result.stderr
+    assert ("leave --config out" if by == "--config" else "(named by EVALKIT_CONFIG)") in result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_an_empty_configuration_found_by_looking_marks_the_root(evalkit_cli, project) -> None:
+    (project / "evalkit.toml").write_text("# the project root\n")
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 0, result.stderr
+    assert (project / ".evalkit" / "results.db").exists()
+
+
 def test_a_global_option_given_twice_names_both_values_as_words(evalkit_cli) -> None:
     """``--database is given twice with different values (sqlite:///a<LF>evalkit: ok and …)``:
     the values were put in raw, and the message keeps its lines. Each is now quoted."""
