@@ -453,3 +453,18 @@ def test_redact_url_writes_hidden_characters_as_escapes_and_still_hides_the_pass
     shown = redact_url("postgresql://ci:s3cret@db\u2028evalkit: ok/evalkit")
     assert "s3cret" not in shown and "\u2028" not in shown and "\\u2028" in shown
     assert quoted(redact_url("sqlite:////tmp/a\nb.db")) == '"sqlite:////tmp/a\\x0ab.db"', "escaped once"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://db/x?pass%77ord=s3cretpw&sslmode=disable", "postgresql://db/x?pass%77ord=***&sslmode=disable"),
+        ("postgresql://db/x?x=1?password=s3cretpw&y=2", "postgresql://db/x?x=1?password=***&y=2"),
+        ("postgresql://db/x?password=s3c?retpw#f&PassWord=s3cretpw", "postgresql://db/x?password=***#f&PassWord=***"),
+        ("postgresql://db/x?options=-c%20a=b", "postgresql://db/x?options=-c%20a=b"),
+    ],
+)
+def test_hide_password_reads_each_query_key_as_libpq_does(url: str, shown: str) -> None:
+    from evalkit.storage.urls import hide_password
+
+    assert hide_password(url) == shown

@@ -63,9 +63,12 @@ def query_key(written: str) -> str:
 
 
 def _hidden_parameter(found: re.Match[str]) -> str:
-    """One query pair with its value shown as ``***`` when its key, decoded, names a secret."""
-    separator, key, _value = found.groups()
-    return f"{separator}{key}=***" if query_key(key).lower() in _SECRET_PARAMETERS else found.group()
+    """One query pair with its value shown as ``***`` when its key, decoded, names a secret; another
+    pair's value is searched in turn (``?x=1?password=…`` holds a ``?password=`` the scan passed over)."""
+    separator, key, value = found.groups()
+    if query_key(key).lower() in _SECRET_PARAMETERS:
+        return f"{separator}{key}=***"
+    return f"{separator}{key}={_QUERY_PAIR.sub(_hidden_parameter, value)}"
 
 
 def hide_password(url: str) -> str:
