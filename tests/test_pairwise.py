@@ -109,7 +109,7 @@ def test_no_judge_is_refused_naming_the_settings_to_a_python_caller_and_the_opti
     from evalkit.pairwise import PairwiseSettings, pairwise_judge
 
     (tmp_path / "evalkit.toml").write_text("")
-    config = load_config(tmp_path / "evalkit.toml")
+    config = load_config(cwd=tmp_path)  # found by looking: an empty one named on purpose is refused
     with pytest.raises(UsageError, match=r"with settings=PairwiseSettings\(judge=NAME\), or set judge = "):
         pairwise_judge(PairwiseSettings(), config)
     with arguments_named(), pytest.raises(UsageError, match=r"with --pairwise-judge NAME, or set judge = "):

@@ -379,6 +379,20 @@ def _read(file: Path) -> Mapping[str, Any]:
     return table
 
 
+def _refuse_an_empty_named_file(file: Path, by: str) -> None:
+    """Refuse (:class:`ConfigError`) a configuration file named on purpose (``--config``,
+    ``$EVALKIT_CONFIG``) that holds no setting — empty, or only comments: it was read as no
+    settings, silently, so a run meant to be configured went to the default store on the default
+    tolerances (a file a template left empty, a YAML file's comments). One found by looking is a
+    project's root marker, and may be empty."""
+    named_by = f" (named by {by})" if by == CONFIG_VARIABLE else ""
+    instead = f"unset {by}" if by == CONFIG_VARIABLE else f"leave {by} out"
+    raise ConfigError(
+        f"configuration file {path_named(file)}{named_by} holds no settings (it is empty, or only comments), so "
+        f"nothing in it would apply; name the file that holds evalkit's settings, or {instead} to look for one"
+    )
+
+
 def _misspelled_tool_table(data: Mapping[str, Any]) -> str:
     """`` Did you mean [tool.evalkt]?`` for a table of a pyproject.toml that looks like a misspelled
     ``[tool.evalkit]`` (``[tool.evalkt]``, ``[tools.evalkit]``); empty when none does."""
@@ -508,6 +522,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
             return Config(start=base)
         chosen = found
     data = _read(chosen)
+    if named is not None and not data and chosen.name != "pyproject.toml":
+        _refuse_an_empty_named_file(chosen, named[1])
     where = path_named(chosen)  # a line break in the path would start a line in every message
     from .config_schema import check_schema, installed_plugin_tables
 

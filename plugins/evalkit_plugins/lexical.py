@@ -111,18 +111,37 @@ def index_build() -> str:
     return f"{INDEX_FORMAT};{TOKENIZER};reader-{READER_VERSION}"
 
 
+#: What a user sets when the default index folder cannot be had or made: said by every such refusal.
+_INDEX_DIR_SETTINGS = (
+    "set EVALKIT_CACHE_DIR to a folder that can be written, or give the retriever its own "
+    '(index_dir = "…" in [deployments.NAME.retrievers."evalkit.lexical"])'
+)
+
+
 def _default_index_dir_and_origin() -> tuple[Path, str]:
-    """:func:`default_index_dir`, and where it came from (for messages)."""
+    """:func:`default_index_dir`, and where it came from (for messages). Raises ``RuntimeError``
+    (as pathlib does for it) when the user cache folder is wanted and there is no home folder:
+    ``HOME`` unset for a user the system does not know (a container run under an arbitrary uid), or
+    ``HOME`` set and empty, which ``~`` reads as ``/`` (the indexes went to ``/.cache``)."""
     cache = variable("EVALKIT_CACHE_DIR", "a folder for evalkit's caches", "use $XDG_CACHE_HOME or ~/.cache")
     if cache is not None:
         return Path(cache).expanduser() / "lexical", "$EVALKIT_CACHE_DIR"
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "evalkit" / "lexical", "$XDG_CACHE_HOME"
-    return Path.home() / ".cache" / "evalkit" / "lexical", "the user cache folder"
+    if "HOME" in os.environ and not os.environ["HOME"].strip():
+        raise RuntimeError("HOME is set but empty, so there is no home folder for the user cache folder")
+    try:
+        home = Path.home()
+    except RuntimeError:
+        raise RuntimeError(
+            "HOME is not set and the system knows no home folder for this user, so there is no user cache folder"
+        ) from None
+    return home / ".cache" / "evalkit" / "lexical", "the user cache folder"
 
 
 def default_index_dir() -> Path:
-    """``$EVALKIT_CACHE_DIR/lexical``, else ``$XDG_CACHE_HOME/evalkit/lexical``, else ``~/.cache/evalkit/lexical``."""
+    """``$EVALKIT_CACHE_DIR/lexical``, else ``$XDG_CACHE_HOME/evalkit/lexical``, else
+    ``~/.cache/evalkit/lexical``; ``RuntimeError`` when that needs a home folder there is none of."""
     return _default_index_dir_and_origin()[0]
 
 
@@ -420,7 +439,10 @@ class LexicalRetriever:
         if options.index_dir is not None:
             self.index_dir, self._index_dir_from = Path(options.index_dir).expanduser(), "its index_dir option"
         else:
-            self.index_dir, self._index_dir_from = _default_index_dir_and_origin()
+            try:
+                self.index_dir, self._index_dir_from = _default_index_dir_and_origin()
+            except RuntimeError as exc:  # no home folder: said with what to set, not as the plugin's crash
+                raise ConfigError(f"evalkit.lexical: no folder to keep its index in: {exc}; {_INDEX_DIR_SETTINGS}") from None
         self.title_weight = float(options.title_weight)
         self._sha256: str | None = None
         self._index: LexicalIndex | None = None
@@ -494,17 +516,26 @@ class LexicalRetriever:
             return _folder_documents(self.corpus, digest)
         return _jsonl_documents(self.corpus, digest)
 
+    def _what_to_set(self) -> str:
+        """What to do about an index folder that cannot be made or written: give the
+        ``index_dir`` option another folder, or (the default's) :data:`_INDEX_DIR_SETTINGS`."""
+        if self._index_dir_from == "its index_dir option":
+            return "give index_dir a folder that can be written"
+        return _INDEX_DIR_SETTINGS
+
     def _build(self, path: Path, sha256: str) -> int:
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
             writable = os.access(self.index_dir, os.W_OK | os.X_OK)
         except OSError as exc:
             raise ConfigError(
-                f"evalkit.lexical: cannot make its index folder {self.index_dir} (from {self._index_dir_from}): {exc.strerror}"
+                f"evalkit.lexical: cannot make its index folder {path_named(self.index_dir)} (from {self._index_dir_from}): "
+                f"{exc.strerror}; {self._what_to_set()}"
             ) from None
         if not writable:
             raise ConfigError(
-                f"evalkit.lexical: its index folder {self.index_dir} (from {self._index_dir_from}) is not writable"
+                f"evalkit.lexical: its index folder {path_named(self.index_dir)} (from {self._index_dir_from}) is not "
+                f"writable; {self._what_to_set()}"
             )
         temporary = str(path.with_name(f"{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
         try:

@@ -164,6 +164,33 @@ def test_an_option_given_twice_with_different_values_is_refused_wherever_it_stan
     assert same.json()["privacy"] == "metadata"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--config", "a.toml", "run", "evalkit.smoke", "--config", "b.toml"),
+        ("run", "evalkit.smoke", "--config", "a.toml", "--config", "b.toml"),
+    ],
+)
+def test_an_option_given_twice_reads_the_same_before_or_after_the_command(evalkit_cli, argv: tuple[str, ...]) -> None:
+    # one before the command and one after said it without "; give it once", both after with it
+    result = evalkit_cli(*argv)
+    said = '--config is given twice with different values ("a.toml" and "b.toml"); give it once'
+    assert result.code == 2 and said in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_a_database_given_twice_is_named_without_its_passwords(evalkit_cli, before: bool) -> None:
+    # both values were quoted whole: "postgresql://ci:s3cretpw@db/x" in the usage error
+    first, second = "postgresql://ci:s3cretpw@db/x", "postgresql://ci@db/x?password=0therpw"
+    argv = ("--database", first, "history", "s", "--database", second) if before else (
+        "history", "s", "--database", first, "--database", second
+    )
+    result = evalkit_cli(*argv)
+    assert result.code == 2 and "--database is given twice with different values" in result.stderr, result.stderr
+    assert '("postgresql://ci:***@db/x" and "postgresql://ci@db/x?password=***"); give it once' in result.stderr
+    assert "s3cretpw" not in result.stderr + result.stdout and "0therpw" not in result.stderr + result.stdout
+
+
 def test_a_mistyped_privacy_level_gets_a_suggestion_from_the_file_and_the_library(evalkit_cli, project: Path) -> None:
     """`privacy = "ful"` in evalkit.toml, and `evaluate_set(privacy="redact")`, named the levels
     without the one meant, as `--privacy ful` and `[gate] method = "pared"` already did."""
@@ -353,6 +380,29 @@ def test_a_named_pyproject_without_tool_evalkit_is_refused_not_read_as_defaults(
     if hint:
         assert f"Did you mean {hint}?" in result.stderr, result.stderr
     assert not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# privacy = \"full\"\n# database = \"sqlite:///x.db\"\n"])
+@pytest.mark.parametrize("by", ["--config", "EVALKIT_CONFIG"])
+def test_a_named_configuration_that_holds_no_settings_is_refused_naming_it(evalkit_cli, project, text, by) -> None:
+    # an empty or comments-only file named on purpose was read as no settings, silently: the run
+    # went to the default store on the default tolerances
+    (project / "empty.yaml").write_text(text)
+    named = ("--config", str(project / "empty.yaml")) if by == "--config" else ()
+    env = {"EVALKIT_CONFIG": str(project / "empty.yaml")} if by == "EVALKIT_CONFIG" else None
+    result = evalkit_cli(*named, "run", "evalkit.smoke", env=env)
+    assert result.code == 2, result.stderr
+    assert f"configuration file {project / 'empty.yaml'}" in result.stderr, result.stderr
+    assert "holds no settings (it is empty, or only comments), so nothing in it would apply" in result.stderr
+    assert ("leave --config out" if by == "--config" else "(named by EVALKIT_CONFIG)") in result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_an_empty_configuration_found_by_looking_marks_the_root(evalkit_cli, project) -> None:
+    (project / "evalkit.toml").write_text("# the project root\n")
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 0, result.stderr
+    assert (project / ".evalkit" / "results.db").exists()
 
 
 def test_a_global_option_given_twice_names_both_values_as_words(evalkit_cli) -> None:

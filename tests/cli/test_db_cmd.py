@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from evalkit.cli.db_cmd import parse_age
@@ -139,3 +145,60 @@ def test_a_store_without_its_own_count_is_counted_from_every_run_it_lists() -> N
             return runs[:limit]
 
     assert runs_started_before(Listed(), 3000) == {RunStatus.COMPLETE: 499, RunStatus.RUNNING: 1}
+
+
+#: A store written by the release before this layout: its schema is older than this evalkit's.
+RELEASED_STORE = Path(__file__).parents[1] / "data" / "storage" / "released-store.db"
+
+
+@contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """``folder`` and the files in it read-only for the block: file modes, or for root (who writes
+    through them) a read-only bind mount."""
+    if os.geteuid() == 0:
+        if subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("root, and no read-only bind mount possible here")
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True, capture_output=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+        return
+    for file in folder.iterdir():
+        file.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        yield
+    finally:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_upgrading_a_read_only_store_says_what_is_wrong_and_what_to_do(evalkit_cli, tmp_path, journal) -> None:
+    # it said SQLite's "cannot open database …: attempt to write a readonly database", or (a store
+    # in WAL mode) a reader's advice to "copy the file … and read the copy"
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    shutil.copy(RELEASED_STORE, folder / "results.db")
+    with sqlite3.connect(folder / "results.db") as connection:
+        connection.execute(f"PRAGMA journal_mode = {journal}")
+    url = f"sqlite:///{folder / 'results.db'}"
+    with _read_only(folder):
+        result = evalkit_cli("db", "upgrade", "--database", url)
+    assert result.code == 2, result.stderr
+    said = f"{folder / 'results.db'} is read-only (or immutable), and this command writes to it; make the file writable"
+    assert said in result.stderr and "or use a copy that can be written" in result.stderr, result.stderr
+    assert "attempt to write" not in result.stderr and "read the copy" not in result.stderr, result.stderr
+
+
+def test_status_reads_a_read_only_store(evalkit_cli, tmp_path) -> None:
+    # status opened a writing connection, which turns the file to WAL mode: "attempt to write a readonly database"
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    shutil.copy(RELEASED_STORE, folder / "results.db")
+    with sqlite3.connect(folder / "results.db") as connection:
+        connection.execute("PRAGMA journal_mode = delete")
+    with _read_only(folder):
+        result = evalkit_cli("db", "status", "--database", f"sqlite:///{folder / 'results.db'}")
+    assert result.code == 0, result.stderr
+    assert "migrations pending — run `evalkit db upgrade`" in result.stdout, result.stdout

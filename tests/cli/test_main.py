@@ -119,9 +119,32 @@ def test_a_unique_prefix_of_a_long_option_is_the_option(argv: list[str], expecte
 
 
 def test_an_ambiguous_prefix_names_the_options_it_could_be() -> None:
-    with pytest.raises(click.UsageError, match="ambiguous option: --re could match --repeats, --resume, --report"):
+    with pytest.raises(click.UsageError, match='option "--re" is ambiguous: it could be --repeats, --resume or --report'):
         parsed("run", "s", "--re")
     assert parsed("run", "s", "--resu").resume == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["run", "s", "--re"], 'evalkit run: error: option "--re" is ambiguous: it could be --repeats, --resume or --report; write more of its name'),
+        (["run", "s", "--re=3"], 'evalkit run: error: option "--re" is ambiguous: it could be'),
+        (["db", "prune", "--=3d"], "evalkit db prune: error: No such option '--'."),
+    ],
+)
+def test_an_ambiguous_prefix_reads_as_a_usage_error_of_its_own(evalkit_cli, argv: list[str], said: str) -> None:
+    # click's "no such option" carried it, its hints appended ("no command takes the option --"),
+    # and "--=x" was "ambiguous" among every option: "-- could match --older-than, --config, …"
+    result = evalkit_cli(*argv)
+    assert result.code == 2 and said in result.stderr, result.stderr
+    assert "could match" not in result.stderr and "no command takes" not in result.stderr, result.stderr
+    assert "Usage: evalkit" in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_an_ambiguous_prefix_before_the_command_gets_no_hint_of_a_missing_option(evalkit_cli) -> None:
+    # before the command, an ambiguous prefix ran into the hints of an unknown option
+    result = evalkit_cli("--=x", "run", "s")
+    assert result.code == 2 and "ambiguous" not in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize(

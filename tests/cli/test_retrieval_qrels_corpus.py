@@ -245,3 +245,51 @@ def test_the_header_row_of_beir_qrels_after_blank_lines_is_still_a_header(evalki
         refused.code == 2
         and "test.tsv, line 2: the grade must be an integer, got 'score'" in refused.stdout + refused.stderr
     )
+
+
+def test_no_home_folder_for_the_lexical_index_is_refused_naming_what_to_set(evalkit_cli, project, monkeypatch) -> None:
+    """A CI container under a uid the system does not know, without ``HOME``: ``evalkit retrieval``
+    ended in ``retriever "evalkit.lexical" … raised RuntimeError when created: Could not determine
+    home directory``, naming nothing to set."""
+    import os.path
+
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n")
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # what it does with no home to be found
+    result = evalkit_cli(
+        "retrieval", "beir.col", "--deployment", "prod", env={"HOME": None, "XDG_CACHE_HOME": None, "EVALKIT_CACHE_DIR": None}
+    )
+    assert result.code == 2, result.stderr
+    assert "evalkit.lexical: no folder to keep its index in: HOME is not set" in result.stderr, result.stderr
+    assert "set EVALKIT_CACHE_DIR to a folder that can be written" in result.stderr, result.stderr
+    assert 'index_dir = "…" in [deployments.NAME.retrievers."evalkit.lexical"]' in result.stderr, result.stderr
+    assert "RuntimeError" not in result.stderr
+
+
+def test_an_empty_home_is_no_home_folder_for_the_lexical_index(evalkit_cli, project) -> None:
+    # "~" with HOME set and empty is "/": the index went to /.cache/evalkit/lexical (or, for a user
+    # who cannot write "/", failed naming /.cache and nothing to set)
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n")
+    existed = Path("/.cache").exists()
+    try:
+        result = evalkit_cli(
+            "retrieval", "beir.col", "--deployment", "prod", env={"HOME": "", "XDG_CACHE_HOME": None, "EVALKIT_CACHE_DIR": None}
+        )
+    finally:
+        if not existed and Path("/.cache/evalkit").exists():  # what the old reading made
+            import shutil
+
+            shutil.rmtree("/.cache", ignore_errors=True)
+    assert result.code == 2, result.stderr
+    assert "HOME is set but empty" in result.stderr and "set EVALKIT_CACHE_DIR" in result.stderr, result.stderr
+
+
+def test_an_index_folder_that_cannot_be_made_says_what_to_set(evalkit_cli, project, tmp_path) -> None:
+    # "cannot make its index folder … (from $EVALKIT_CACHE_DIR): Not a directory", and nothing more
+    beir_project(project, "q1\td1\t1\nq2\td2\t1\n")
+    (tmp_path / "a-file").write_text("")
+    result = evalkit_cli(
+        "retrieval", "beir.col", "--deployment", "prod", env={"EVALKIT_CACHE_DIR": str(tmp_path / "a-file" / "cache")}
+    )
+    assert result.code == 2, result.stderr
+    assert "cannot make its index folder" in result.stderr and "(from $EVALKIT_CACHE_DIR)" in result.stderr
+    assert "set EVALKIT_CACHE_DIR to a folder that can be written" in result.stderr, result.stderr

@@ -133,3 +133,27 @@ def test_bad_configuration_says_what_is_wrong(tmp_path) -> None:
             assert built.golden_question_sets() == []
             problems = built.refused_sets()
         assert len(problems) == 1 and message in problems[0] and '[question_sets."a.b"]' in problems[0], (toml, problems)
+
+
+@pytest.mark.parametrize(
+    ("broken", "problem"),
+    [
+        ("queries.jsonl", "queries.jsonl, line 2: query 'q1' is given twice"),
+        ("qrels", "test.tsv, line 2: the grade must be an integer, got 'x'"),
+    ],
+)
+def test_a_bad_queries_or_qrels_line_names_the_configuration_table_and_the_file(
+    evalkit_cli, project, broken, problem
+) -> None:
+    # a reader of the table's files named the file alone: with several tables in one
+    # configuration, nothing said which set (or which configuration) it was
+    col = beir_folder(project / "col", "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    if broken == "qrels":
+        (col / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\tx\n")
+    else:
+        (col / "queries.jsonl").write_text('{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n')
+    (project / "evalkit.toml").write_text('[question_sets."beir.col"]\npath = "col"\n')
+    result = evalkit_cli("validate", "beir.col")
+    assert result.code == 2, result.stderr
+    where = f'{project / "evalkit.toml"} [question_sets."beir.col"]: {col}'
+    assert where in result.stderr and problem in result.stderr, result.stderr

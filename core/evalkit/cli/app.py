@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 from .params import global_options
 
-__all__ = ["COMMANDS", "Arguments", "EvalkitCommand", "EvalkitGroup", "Printed", "arguments", "evalkit"]
+__all__ = ["COMMANDS", "Arguments", "EvalkitCommand", "EvalkitGroup", "Printed", "arguments", "evalkit", "given_twice"]
 
 #: Every command: its name, the module (in this package) whose ``command`` it is, and its line of
 #: help in ``evalkit --help`` (listed from here: listing a command must not import it).
@@ -130,11 +130,7 @@ def merged_global_options(ctx: click.Context) -> dict[str, Any]:
             if late is None or late is False:  # not given at this level (an empty text is given: it is refused later)
                 continue
             if early is not None and early is not False and early is not True and early != late:
-                from ..wording import quoted
-
-                raise click.UsageError(
-                    f"--{name} is given twice with different values ({quoted(early)} and {quoted(late)})", ctx
-                )
+                raise click.UsageError(given_twice(f"--{name}", early, late), ctx)
             early = late
         merged[name] = early
     if merged["json"] and "json" not in ctx.params:
@@ -191,12 +187,12 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
                 break
             continue
         name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name not in options and name.startswith("--"):
+        if name not in options and name.startswith("--") and len(name) > 2:  # "--=x" abbreviates nothing
             matches = [option for option in options if option.startswith(name) and option.startswith("--")]
             if len(matches) == 1:
                 name = matches[0]
             elif len(matches) > 1 and not ctx.resilient_parsing:
-                raise click.NoSuchOption(name, f"ambiguous option: {name} could match {', '.join(matches)}", ctx=ctx)
+                raise click.UsageError(_ambiguous(name, matches), ctx)
         out.append(name + equals + value)
         option = options.get(name)
         given: str | None = value if equals else None
@@ -207,6 +203,17 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
         if option is not None and given is not None and _single_valued(option):
             _refuse_a_second_value(option, name, given, seen, ctx)
     return out
+
+
+def _ambiguous(name: str, matches: Sequence[str]) -> str:
+    """The usage error of an option prefix ``name`` that begins several of the command's options:
+    the word given quoted, as every usage error quotes what the user typed, and the options it
+    could be. Raised as a plain usage error, not as click's "no such option" — that one's hints
+    (``Did you mean``, an option of another command) said the options did not exist."""
+    from ..wording import quoted
+
+    could_be = ", ".join(matches[:-1]) + " or " + matches[-1]
+    return f"option {quoted(name)} is ambiguous: it could be {could_be}; write more of its name"
 
 
 def _single_valued(option: click.Option) -> bool:
@@ -223,11 +230,24 @@ def _refuse_a_second_value(
     key = option.name or option.opts[0]
     earlier = seen.setdefault(key, value)
     if earlier != value and not ctx.resilient_parsing:
-        from ..wording import quoted
+        raise click.UsageError(given_twice(name, earlier, value), ctx)
 
-        raise click.UsageError(
-            f"{name} is given twice with different values ({quoted(earlier)} and {quoted(value)}); give it once", ctx
-        )
+
+def given_twice(option: str, earlier: object, later: object) -> str:
+    """The one usage error of a single-valued option given twice with different values, wherever
+    the two stand (both after the command, or one before it and one after): ``--privacy is given
+    twice with different values ("metadata" and "full"); give it once``. Each value is quoted as
+    given, a ``--database`` URL with its passwords as ``***`` (:func:`evalkit.storage.urls.hide_password`)."""
+    from ..wording import quoted
+
+    def shown(value: object) -> str:
+        if option == "--database":
+            from ..storage.urls import hide_password
+
+            return quoted(hide_password(f"{value}"))
+        return quoted(value)
+
+    return f"{option} is given twice with different values ({shown(earlier)} and {shown(later)}); give it once"
 
 
 class _Shared:

@@ -149,11 +149,14 @@ def _status(args: Arguments) -> int:
 
 
 def _upgrade(args: Arguments) -> int:
-    from ..storage import schema_status, upgrade_schema
+    from ..storage import check_database_url, schema_status, upgrade_schema
     from .console import console
     from .json_output import print_json
 
     url = _url(args)
+    # An upgrade writes: a store that cannot be written is refused as such (what is wrong, what to
+    # do) before it is read, not with a reader's advice or SQLite's "attempt to write a readonly database".
+    check_database_url(url)
     before = schema_status(url).version
     status, applied = upgrade_schema(url)
     if args.json:

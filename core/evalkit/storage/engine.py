@@ -18,7 +18,7 @@ from ..durations import read_duration
 from ..environment import variable
 from ..errors import StorageError, StoreUnavailable
 from ..textfiles import keep_from_outputs
-from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
+from .urls import check_postgres_url, check_sqlite_file, query_key, redact_url, sqlite_path
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database", "unreachable_server"]
 
@@ -201,7 +201,8 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
         # percent-decoded, so "?password=00123" sent the password 123. Only peewee's own options
         # keep its reading.
         for pair in urlsplit(url).query.split("&"):
-            key, _, value = (unquote(part) for part in pair.partition("="))
+            written_key, _, written_value = pair.partition("=")
+            key, value = query_key(written_key), unquote(written_value)
             if key and key not in _PEEWEE_OPTIONS:
                 params[key] = value
         options = str(params.get("options", ""))

@@ -197,7 +197,9 @@ def read_schema_status(url: str) -> SchemaStatus:
             url=redact_url(url), engine="sqlite", version=0, latest=SCHEMA_VERSION, applied=(),
             pending=tuple((m.version, m.name) for m in MIGRATIONS),
         )  # fmt: skip
-    db = open_database(url)
+    # A read-only connection: ``db status`` reads, and a writing one turned the file to WAL mode
+    # first, so on a read-only file it said "attempt to write a readonly database".
+    db = open_database(url, read_only=True)
     try:
         return schema_status(db, url)
     except (pw.DatabaseError, pw.InterfaceError) as exc:

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..errors import StorageError
 from ..shapes import clipped
@@ -27,6 +27,7 @@ __all__ = [
     "check_sqlite_file",
     "hide_password",
     "is_in_memory",
+    "query_key",
     "redact_url",
     "sqlite_path",
     "url_scheme",
@@ -40,8 +41,11 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 #: Query parameters of a database URL that hold a secret (libpq, and peewee's URL parser, take
-#: ``postgresql://host/db?password=…``).
-_SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
+#: ``postgresql://host/db?password=…``), by their key as libpq reads it (:func:`query_key`).
+_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+
+#: One ``key=value`` pair of a query string, as written: its separator, its key, its value.
+_QUERY_PAIR = re.compile(r"([?&])([^=&#?]*)=([^&#]*)")
 
 #: The password of a URL's user info: from the user name's ``:`` to the **last** ``@`` before the
 #: query string, not the first — a password holding an unescaped ``@`` (``ci:pa@ss@db``: urlsplit,
@@ -51,11 +55,29 @@ _SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGN
 _USER_PASSWORD = re.compile(r"(://[^:/@]*:)(?:[^?]*|.*)@", re.DOTALL)
 
 
+def query_key(written: str) -> str:
+    """A URL query parameter's key as libpq reads it: percent-decoded (``pass%77ord`` is
+    ``password``; a ``+`` stays a ``+``). The one reading of a key, for the parameters passed to the
+    server and for the ones hidden in messages alike."""
+    return unquote(written)
+
+
+def _hidden_parameter(found: re.Match[str]) -> str:
+    """One query pair with its value shown as ``***`` when its key, decoded, names a secret; another
+    pair's value is searched in turn (``?x=1?password=…`` holds a ``?password=`` the scan passed over)."""
+    separator, key, value = found.groups()
+    if query_key(key).lower() in _SECRET_PARAMETERS:
+        return f"{separator}{key}=***"
+    return f"{separator}{key}={_QUERY_PAIR.sub(_hidden_parameter, value)}"
+
+
 def hide_password(url: str) -> str:
     """``url`` with every password it holds shown as ``***``: the user info's
     (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
-    (``?password=***``), whatever characters the password holds. The rest of the URL is kept whole."""
-    return _SECRET_PARAMETERS.sub(r"\1***", _USER_PASSWORD.sub(r"\1***@", url, count=1))
+    (``?password=***``), whatever characters the password holds and however the key is spelled —
+    percent-escaped (``?pass%77ord=``, which libpq decodes to ``password``) or in capitals. The
+    rest of the URL is kept whole."""
+    return _QUERY_PAIR.sub(_hidden_parameter, _USER_PASSWORD.sub(r"\1***@", url, count=1))
 
 
 def redact_url(url: str) -> str:
@@ -186,11 +208,18 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
         raise StorageError(f"database {url}: {path} is {what}; a SQLite store must be a file")
     folder = file.parent if str(file.parent) else Path(".")
     if writing:
+        # Said for every command that writes (run, db upgrade, db prune, baseline accept): what is
+        # wrong and what to do, never "no run could be stored" to a command that stores none.
         if info is not None and not os.access(file, os.W_OK):
-            raise StorageError(f"database {url}: {path} is read-only (or immutable), so no run could be stored in it")
+            raise StorageError(
+                f"database {url}: {path} is read-only (or immutable), and this command writes to it; make the file "
+                "writable (chmod u+w; chattr -i for an immutable one; a read-only mount remounted read-write), or use a "
+                "copy that can be written"
+            )
         if folder.is_dir() and not os.access(folder, os.W_OK):
             raise StorageError(
-                f"database {url}: the folder {path_named(folder)} is read-only; SQLite needs to create its -wal and -shm files there"
+                f"database {url}: the folder {path_named(folder)} is read-only, and SQLite writes its -wal and -shm files "
+                "there; make the folder writable, or move the store to one that is"
             )
     if info is None or info.st_size == 0:
         return
