@@ -4,7 +4,9 @@ and no stevedore cache file written."""
 
 from __future__ import annotations
 
+import gc
 import os
+import warnings
 from pathlib import Path
 
 from tests.support.distributions import write_distribution
@@ -159,6 +161,31 @@ def test_a_generator_returning_plain_text_has_it_taken_as_the_answers_text(evalk
     assert cases["two-plus-two"]["passed"] and not cases["two-plus-two"]["errored"], cases["two-plus-two"]
     assert {case["error"] for name, case in cases.items() if name != "two-plus-two"} == {"the generator returned int '4', not an Answer"}
     assert document["identity"] is None and "reported no model" in document["identity_note"], document["identity_note"]
+
+
+def test_a_generate_written_async_is_an_errored_case_saying_to_name_it_agenerate(evalkit_cli, project, tmp_path: Path) -> None:
+    """A generator whose ``generate`` was written ``async def`` returned coroutines evalkit never
+    awaited: each case said "the generator returned coroutine '<coroutine object … at 0x7f…>', not
+    an Answer" and Python printed "coroutine … was never awaited" from evalkit's own modules. Each
+    case now says to declare it ``async def agenerate()``, and the coroutine is closed unawaited."""
+    module = (
+        "from evalkit import Answer\n\n\nclass Generator:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    async def generate(self, request):\n        return Answer(text='4', model='m')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-async", "1.0", {"evalkit.generators": {"acme.async": "acme_async:Generator"}},
+                              {"acme_async.py": module})  # fmt: skip
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.async"\nmodel = "m"\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", "--json", env={"PYTHONPATH": str(site)})
+        gc.collect()
+    assert ran.code == 3, ran.stderr[-2000:]
+    errors = {case["error"] for case in ran.json()["cases"]}
+    assert errors == {
+        'the generator\'s generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
+        "declare the method as async def agenerate() (evalkit awaits that one), or return the value itself"
+    }, errors
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
 
 
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'
