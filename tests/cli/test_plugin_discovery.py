@@ -188,6 +188,39 @@ def test_a_generate_written_async_is_an_errored_case_saying_to_name_it_agenerate
     assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
 
 
+def test_an_exception_python_reports_itself_is_one_escaped_warning_naming_the_plugin(evalkit_cli, project, tmp_path: Path) -> None:
+    """A plugin object whose ``__del__`` raised, or a thread it started that raised, had Python
+    print the exception raw on stderr with a traceback: an ANSI sequence acted on, a line break
+    followed by ``evalkit: error: …`` read as evalkit's own line, once per case. Each is now one
+    ``evalkit: warning:`` line naming the function, its module and distribution, escaped, and the
+    repeats counted at the end."""
+    module = (
+        "import threading\nfrom evalkit import Answer\n\nHOSTILE = '\\x1b[2Jgone\\nevalkit: error: forged'\n\n\n"
+        "class Litter:\n    def __del__(self):\n        raise RuntimeError(HOSTILE)\n\n\n"
+        "def work():\n    raise ValueError(HOSTILE)\n\n\n"
+        "class Generator:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    def generate(self, request):\n        Litter()\n"
+        "        helper = threading.Thread(target=work, name='acme-helper')\n        helper.start()\n        helper.join()\n"
+        "        return Answer(text='4', model='m')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-litter", "1.5", {"evalkit.generators": {"acme.litter": "acme_litter:Generator"}},
+                              {"acme_litter.py": module})  # fmt: skip
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.litter"\nmodel = "m"\n')
+    ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", env={"PYTHONPATH": str(site)})
+    assert ran.code in (0, 1), ran.stderr[-2000:]
+    assert "\x1b" not in ran.stderr and "\nevalkit: error" not in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    shown = "\\x1b[2Jgone\\x0aevalkit: error: forged"
+    warnings_said = [line for line in ran.stderr.splitlines() if line.startswith("evalkit: warning:")]
+    assert warnings_said == [
+        f'evalkit: warning: "Litter.__del__" of module "acme_litter" (acme-litter 1.5) raised RuntimeError: {shown}, '
+        "where nothing can catch it (Python ignores it); evalkit went on",
+        f'evalkit: warning: "work" of module "acme_litter" (acme-litter 1.5) raised ValueError: {shown}, '
+        'which ended thread "acme-helper"; evalkit went on',
+        'evalkit: warning: "Litter.__del__" of module "acme_litter" (acme-litter 1.5) raised RuntimeError 7 times in all (the first shown above)',
+        'evalkit: warning: "work" of module "acme_litter" (acme-litter 1.5) raised ValueError 7 times in all (the first shown above)',
+    ], warnings_said
+
+
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'
 #: How every message and ``evalkit list`` name it: quoted, the quote and the ESC escaped.
 HOSTILE_SHOWN = '"acme grader [x] \\"y\\"\\x1b[2J"'
