@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import pytest
 from evalkit.grading import MAX_CHECK_TEXT_CHARS, Check, Grading, grading_problems
@@ -93,23 +92,3 @@ def test_texts_past_the_bound_are_cut_however_the_grading_is_made() -> None:
     assert CaseResult(case_id="c", passed=False, score=0.0, error=long).error == shown
     assert Check("c", False, error=3).error == 3  # not text: left for grading_problems to name
     assert Check("d", False, error=shown).error == shown  # made again (read back from a store): cut once
-
-
-def test_a_grade_that_returns_a_coroutine_is_told_to_be_agrade_and_the_coroutine_is_closed() -> None:
-    """A grader whose ``grade`` was written ``async def`` returned a coroutine the kernel never
-    awaited: the problem quoted its repr (a memory address) and Python printed "coroutine ... was
-    never awaited" from evalkit's own code. The problem now says to name it ``agrade``, and the
-    coroutine is closed, so no such warning is printed."""
-
-    async def grade() -> Grading:
-        return Grading(1.0, True)
-
-    coroutine = grade()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        problems = grading_problems(coroutine)
-        assert coroutine.cr_frame is None  # closed: nothing left for the garbage collector to warn about
-    assert problems == [
-        'grade() returned a coroutine of "test_a_grade_that_returns_a_coroutine_is_told_to_be_agrade_and_the_coroutine_is_closed.<locals>.grade", '
-        "which evalkit does not await: declare the method as async def agrade() (evalkit awaits that one), or return the value itself"
-    ]

@@ -16,7 +16,6 @@ from .shapes import (
     plain_text,
     short_repr,
     too_long,
-    unawaited_fault,
     value_shape_problem,
     whole_number,
 )
@@ -159,8 +158,6 @@ def grading_problems(grading: object) -> list[str]:
     invisible characters and in Unicode NFC (one that prints as another is no yardstick); ``error`` text or
     ``None``; ``detail`` ``None`` or a mapping that can be written as JSON.
     """
-    if (fault := unawaited_fault(grading, "grade", "agrade")) is not None:
-        return [fault]
     if not isinstance(grading, Grading):
         return [f"{type(grading).__name__} {short_repr(grading)} is not an evalkit.Grading"]
     problems = []

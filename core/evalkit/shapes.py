@@ -10,7 +10,6 @@ plugin made) would be sent to a model and stored as text no JSON parser reads.
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 from collections.abc import Iterable, Iterator, Sized
@@ -68,7 +67,6 @@ __all__ = [
     "seconds_between",
     "set_label",
     "short_repr",
-    "unawaited_fault",
     "too_long",
     "value_fault",
     "value_path_text",
@@ -366,30 +364,6 @@ def whole_number(text: str, *, max_digits: int = 4300, signed: bool = False) -> 
     if not digits or len(digits) > max_digits or not (digits.isascii() and digits.isdigit()):
         return None
     return int(text)
-
-
-def unawaited_fault(value: object, called: str, awaited: str | None) -> str | None:
-    """What is wrong when a plugin's synchronous method ``called`` returned an awaitable (an
-    ``async def`` under the synchronous name, or a call it forgot to await): evalkit calls that
-    method without awaiting, so the value is no answer. A coroutine is closed here, so Python
-    prints no "coroutine ... was never awaited" warning from evalkit's own code; ``None`` for any
-    other value. ``awaited`` names the method evalkit awaits instead (``None``: the plugin kind has
-    none, so the method must finish its own asynchronous work)."""
-    if not inspect.isawaitable(value):
-        return None
-    if inspect.iscoroutine(value):
-        try:
-            value.close()
-        except PLUGIN_FAILURES:  # a coroutine that raises while closed is still no answer
-            pass
-    instead = (
-        f"declare the method as async def {awaited}() (evalkit awaits that one), or return the value itself"
-        if awaited is not None
-        else f"{called}() is never awaited, so run the asynchronous work to its end inside it (asyncio.run) and return the value"
-    )
-    made_by = getattr(value, "__qualname__", None)
-    shown = f"{type(value).__name__} of {quoted(made_by)}" if isinstance(made_by, str) else type(value).__name__
-    return f"{called}() returned a {shown}, which evalkit does not await: {instead}"
 
 
 def short_repr(value: object, limit: int = 60) -> str:

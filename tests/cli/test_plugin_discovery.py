@@ -182,10 +182,31 @@ def test_a_generate_written_async_is_an_errored_case_saying_to_name_it_agenerate
     assert ran.code == 3, ran.stderr[-2000:]
     errors = {case["error"] for case in ran.json()["cases"]}
     assert errors == {
-        'the generator\'s generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
+        'TypeError: generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
         "declare the method as async def agenerate() (evalkit awaits that one), or return the value itself"
     }, errors
     assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_a_graders_check_ready_written_async_stops_the_run_before_anything_is_stored(evalkit_cli, project, tmp_path: Path) -> None:
+    """An ``async def check_ready`` returned a coroutine, which raised nothing: the readiness check
+    that should refuse the run passed it, and the run went on (exit 0). It is refused now, naming
+    the grader and what to write instead (exit 2, nothing stored)."""
+    module = (
+        "from evalkit import Grading\n\n\nclass Grader:\n    yardstick = 'acme:v1'\n\n"
+        "    async def check_ready(self):\n        raise RuntimeError('the judge is down')\n\n"
+        "    def grade(self, prompt, answer):\n        return Grading(1.0, True, yardstick='acme:v1')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-ready", "1.0", {"evalkit.graders": {"acme.ready": "acme_ready:Grader"}},
+                              {"acme_ready.py": module})  # fmt: skip
+    database = tmp_path / "runs.db"
+    ran = evalkit_cli("run", "evalkit.smoke", "--grader", "acme.ready", "--database", f"sqlite:///{database}", env={"PYTHONPATH": str(site)})
+    assert ran.code == 2, (ran.code, ran.stdout[-1500:], ran.stderr[-1500:])
+    assert ran.stderr.startswith(
+        'evalkit: error: grader "acme.ready" (acme-ready 1.0) raised TypeError in check_ready(): check_ready() returned a '
+        'coroutine of "Grader.check_ready", which evalkit does not await'
+    ), ran.stderr
+    assert "Pass rate" not in ran.stdout
 
 
 def test_an_exception_python_reports_itself_is_one_escaped_warning_naming_the_plugin(evalkit_cli, project, tmp_path: Path) -> None:

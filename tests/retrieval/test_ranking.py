@@ -44,23 +44,3 @@ def test_results_beyond_the_limit_are_counted_and_dropped_before_anything_else()
 def test_what_is_not_a_ranking_is_refused(raw, message) -> None:
     with pytest.raises(RetrievalError, match=re.escape(message)):
         read_ranking(raw, 12)
-
-
-def test_a_retrieve_that_returns_a_coroutine_is_refused_saying_so_and_the_coroutine_is_closed() -> None:
-    """A retriever whose ``retrieve`` was written ``async def`` returned a coroutine: it was
-    refused as "returned coroutine '<coroutine object … at 0x7f…>', not a list of document ids" and
-    Python printed "coroutine … was never awaited" from evalkit's code. Retrievers are never
-    awaited: the error says to finish the work inside ``retrieve``, and the coroutine is closed."""
-
-    async def retrieve() -> list[str]:
-        return ["a"]
-
-    coroutine = retrieve()
-    with pytest.raises(RetrievalError) as refused:
-        read_ranking(coroutine, 10)
-    assert coroutine.cr_frame is None
-    assert str(refused.value) == (
-        'retrieve() returned a coroutine of "test_a_retrieve_that_returns_a_coroutine_is_refused_saying_so_and_the_coroutine_is_closed.<locals>.retrieve", '
-        "which evalkit does not await: retrieve() is never awaited, so run the asynchronous work to its end inside it "
-        "(asyncio.run) and return the value"
-    )

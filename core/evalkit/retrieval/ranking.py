@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from evalkit.errors import RetrievalError
-from evalkit.shapes import finite_number, plain_text, short_repr, too_long, unawaited_fault
+from evalkit.shapes import finite_number, plain_text, short_repr, too_long
 
 from .contracts import ScoredDocument
 from .scoring import rank_distinct
@@ -89,8 +89,6 @@ def read_ranking(raw: Any, limit: int) -> tuple[Ranking, int]:
     pairs or of :class:`ScoredDocument` (a string, a mapping, a set, which has no order, a mixed
     list, a non-finite score).
     """
-    if (fault := unawaited_fault(raw, "retrieve", None)) is not None:
-        raise RetrievalError(fault)
     if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
         raise RetrievalError(f"returned {type(raw).__name__} {str(raw)[:60]!r}, not a list of document ids")
     if isinstance(raw, (set, frozenset)):

@@ -36,7 +36,7 @@ from ...errors import GenerationError
 from ...grading import Check, Grading
 from ...jsontext import NotJsonNumber
 from ...prompts import GoldenPrompt
-from ...shapes import clipped, unawaited_fault, value_fault
+from ...shapes import clipped, value_fault
 
 __all__ = [
     "CANNED_RESULTS_CHECK",
@@ -136,8 +136,6 @@ def _turn(value: Any) -> Turn:
         if not value:  # held to a turn's rule: Turn(text="") is refused as empty too
             raise GenerationError("the model's turn is empty: chat() returned an empty str (a turn needs text or a tool call)")
         return Turn(text=value)
-    if (fault := unawaited_fault(value, "chat", "achat")) is not None:
-        raise GenerationError(f"the generator's {fault}")
     raise GenerationError(
         f"the generator's chat() returned {type(value).__name__} {clipped(repr(value), 80)}, not an evalkit Turn "
         "(return a Turn, or a str as the turn's text)"

@@ -49,7 +49,7 @@ from ...privacy import is_scrubbable, secrets_to_keep_out
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
-from ...shapes import exception_message, exception_text, short_repr, unawaited_fault, whole_number
+from ...shapes import exception_message, exception_text, short_repr, whole_number
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_bounded_steps, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
@@ -157,8 +157,6 @@ def _coerce_answer(value: Any, reply_usage: UsageSetAside | None = None) -> Answ
         return value
     if isinstance(value, str):
         return Answer(text=value)
-    if (fault := unawaited_fault(value, "generate", "agenerate")) is not None:
-        raise GenerationError(f"the generator's {fault}")
     raise GenerationError(f"the generator returned {type(value).__name__} {str(value)[:80]!r}, not an Answer")
 
 
