@@ -242,6 +242,24 @@ def test_an_exception_python_reports_itself_is_one_escaped_warning_naming_the_pl
     ], warnings_said
 
 
+def test_a_hook_plugin_whose_kinds_hook_raises_is_named_not_called_an_evalkit_bug(evalkit_cli, tmp_path: Path) -> None:
+    """``evalkit_assertion_kinds`` raising ended ``evalkit run`` and ``evalkit validate`` in
+    "internal error (an evalkit bug)" and a traceback whose last lines were the plugin's message
+    as it was. It is now the hook plugin's error, named as its observer failures are (exit 2)."""
+    module = (
+        "from evalkit import hookimpl\n\n\n@hookimpl\ndef evalkit_assertion_kinds():\n"
+        "    raise RuntimeError('no kinds today\\nevalkit: error: forged')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-kinds", "2.1", {"evalkit.hooks": {"kinds": "acme_kinds"}}, {"acme_kinds.py": module})
+    for command in (("run", "evalkit.smoke"), ("validate", "evalkit.smoke")):
+        ran = evalkit_cli(*command, env={"PYTHONPATH": str(site)})
+        assert ran.code == 2, (command, ran.stderr)
+        assert ran.stderr == (
+            'evalkit: error: hook plugin "acme-kinds:kinds" raised in evalkit_assertion_kinds(): '
+            "RuntimeError: no kinds today\\x0aevalkit: error: forged\n"
+        ), (command, ran.stderr)
+
+
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'
 #: How every message and ``evalkit list`` name it: quoted, the quote and the ESC escaped.
 HOSTILE_SHOWN = '"acme grader [x] \\"y\\"\\x1b[2J"'
