@@ -260,6 +260,25 @@ def test_a_hook_plugin_whose_kinds_hook_raises_is_named_not_called_an_evalkit_bu
         ), (command, ran.stderr)
 
 
+def test_a_grader_that_sets_a_field_of_the_frozen_prompt_changes_no_stored_case(evalkit_cli, tmp_path: Path) -> None:
+    """A grader that set the prompt's id (``object.__setattr__`` past ``frozen``) changed the case
+    the runner stored: the 7 cases of evalkit.smoke became one case "mutated", and the run was left
+    "running" ("Shard done: 1 of 7 cases"), exit 0. The grader now gets a copy of the prompt."""
+    module = (
+        "from evalkit import Check, Grading\n\n\nclass Grader:\n    yardstick = 'acme:v1'\n\n"
+        "    def grade(self, prompt, answer):\n        object.__setattr__(prompt, 'id', 'mutated')\n"
+        "        return Grading(1.0, True, checks=[Check('c', True)], yardstick='acme:v1')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-meddling", "1.0", {"evalkit.graders": {"acme.meddling": "acme_meddling:Grader"}},
+                              {"acme_meddling.py": module})  # fmt: skip
+    ran = evalkit_cli("run", "evalkit.smoke", "--grader", "acme.meddling", "--json", env={"PYTHONPATH": str(site)})
+    assert ran.code == 0, ran.stderr[-2000:]
+    document = ran.json()
+    assert document["status"] == "complete", document["status"]
+    ids = [case["id"] for case in document["cases"]]
+    assert len(ids) == 7 and "mutated" not in ids, ids
+
+
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'
 #: How every message and ``evalkit list`` name it: quoted, the quote and the ESC escaped.
 HOSTILE_SHOWN = '"acme grader [x] \\"y\\"\\x1b[2J"'
