@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalkit import hookimpl
+from evalkit import AssertionKind, hookimpl
 from evalkit.hooks import Observers, plugin_manager
 
 
@@ -41,3 +41,47 @@ def test_no_failure_no_report() -> None:
     observers = Observers(manager)
     observers.notify("evalkit_run_finished", run=None)
     assert observers.failures == ()
+
+
+class _Kinds:
+    def __init__(self, returned: object) -> None:
+        self.returned = returned
+
+    @hookimpl
+    def evalkit_assertion_kinds(self) -> object:
+        if isinstance(self.returned, BaseException):
+            raise self.returned
+        return self.returned
+
+
+def test_a_kinds_hook_that_raises_or_gives_no_kind_is_the_plugins_error_naming_it() -> None:
+    """It was an internal error ("an evalkit bug") with a traceback, naming no plugin, the
+    plugin's message printed as it was; an item that is no AssertionKind was dropped unsaid."""
+    import pytest
+    from evalkit.errors import PluginError
+    from evalkit.hooks import assertion_kinds
+
+    raising, _ = plugin_manager([_Kinds(RuntimeError("down\nevalkit: error: forged"))])
+    with pytest.raises(PluginError) as refused:
+        assertion_kinds(raising)
+    assert str(refused.value) == 'hook plugin "_Kinds" raised in evalkit_assertion_kinds(): RuntimeError: down\\x0aevalkit: error: forged'
+    for returned, said in ((5, "raised in evalkit_assertion_kinds(): TypeError: 'int' object is not iterable"),
+                           ([AssertionKind("shout", lambda value, answer: True), "x"],
+                            "returned str 'x' from evalkit_assertion_kinds(), not an evalkit.AssertionKind")):  # fmt: skip
+        manager, _ = plugin_manager([_Kinds(returned)])
+        with pytest.raises(PluginError) as refused:
+            assertion_kinds(manager)
+        assert str(refused.value) == f'hook plugin "_Kinds" {said}'
+
+
+def test_a_kinds_hook_taking_a_built_in_name_is_warned_about_and_the_built_in_kept() -> None:
+    """The hook's documentation promised a warning; the kind was ignored without one."""
+    import pytest
+    from evalkit.checks import BUILTIN_KINDS
+    from evalkit.errors import EvalkitWarning
+    from evalkit.hooks import assertion_kinds
+
+    manager, _ = plugin_manager([_Kinds([AssertionKind("contains", lambda value, answer: True)])])
+    with pytest.warns(EvalkitWarning, match='^hook plugin "_Kinds" adds the assertion kind "contains", which is built in'):
+        kinds = assertion_kinds(manager)
+    assert kinds["contains"] is BUILTIN_KINDS["contains"]

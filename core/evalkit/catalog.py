@@ -146,7 +146,7 @@ MAX_SETS_PER_PROVIDER = 10_000
 
 def _listed(listing: Any) -> tuple[Any, ...]:
     """What ``listing()`` returns, an iterator read up to one set past :data:`MAX_SETS_PER_PROVIDER`."""
-    return read_up_to(listing(), MAX_SETS_PER_PROVIDER)
+    return read_up_to(carried(listing), MAX_SETS_PER_PROVIDER)
 
 
 def load_catalog(

@@ -437,7 +437,7 @@ def plugin_called(who: Any, method: str, call: Callable[..., Any], *args: Any) -
     from .errors import EvalkitError
 
     try:
-        return carried(call, *args)
+        return carried(call, *args, method=method)
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
@@ -506,7 +506,7 @@ async def aclosed(component: Any) -> None:
     a caller names it with :func:`plugin_awaited` or :func:`plugin_close_failed`."""
     from .errors import carried, carried_async
 
-    closing = carried(lambda: component.aclose())
+    closing = carried(lambda: component.aclose(), awaits=True)
     if inspect.isawaitable(closing):
         await carried_async(closing)
 

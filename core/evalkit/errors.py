@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .awaitables import unawaited_fault
 from .problem_texts import bounded_problem, bounded_problems, problem_total
 from .wording import counted, quoted
 
@@ -146,15 +147,24 @@ def _carries(exc: BaseException) -> bool:
     return not isinstance(exc, (*PLUGIN_FAILURES, KeyboardInterrupt, TimeLimitExceeded, HostAlarm))
 
 
-def carried(call: Any, *args: Any) -> Any:
+def carried(call: Any, *args: Any, method: str | None = None, awaits: bool = False) -> Any:
     """``call(*args)``, a plugin's synchronous call; what it raises as it is, except what
-    :class:`PluginRaised` carries."""
+    :class:`PluginRaised` carries. An awaitable it returns (an ``async def`` under a synchronous
+    name) is refused as a ``TypeError`` raised by the call, naming ``method`` (``call``'s own name
+    when not given) and what to write instead (:func:`evalkit.awaitables.unawaited_fault`), unless
+    the caller ``awaits`` what it returns."""
     try:
-        return call(*args)
+        returned = call(*args)
     except BaseException as exc:
         if _carries(exc):
             raise PluginRaised(exc) from exc
         raise
+    if not awaits:
+        name = getattr(call, "__name__", None) if method is None else method
+        fault = unawaited_fault(returned, name if isinstance(name, str) and name.isidentifier() else None)
+        if fault is not None:
+            raise TypeError(fault)
+    return returned
 
 
 async def carried_async(awaitable: Any) -> Any:

@@ -142,10 +142,41 @@ class Observers:
 
 
 def assertion_kinds(manager: pluggy.PluginManager) -> dict[str, AssertionKind]:
-    """Built-in assertion kinds plus those hook plugins add (built-ins win a name clash)."""
+    """Built-in assertion kinds plus those hook plugins add (built-ins win a name clash, with an
+    :class:`~evalkit.errors.EvalkitWarning` naming the plugin).
+
+    Each plugin's ``evalkit_assertion_kinds`` is called on its own, under the rule of a plugin's
+    call (:func:`~evalkit.errors.carried`): one that raises, returns no iterable or an item that is
+    no :class:`AssertionKind` is a :class:`~evalkit.errors.PluginError` naming the plugin
+    (``distribution:entry-point``) and quoting what it gave — the sets that use its kinds cannot be
+    checked without them, so nothing runs (exit 2). It was an internal error ("an evalkit bug")
+    with a traceback, naming no plugin and printing the plugin's message as it was."""
+    import warnings
+
+    from .errors import EvalkitWarning, PluginError
+    from .shapes import short_repr
+    from .wording import quoted
+
     kinds: dict[str, AssertionKind] = dict(BUILTIN_KINDS)
-    for returned in manager.hook.evalkit_assertion_kinds():
-        for kind in returned or ():
-            if isinstance(kind, AssertionKind) and kind.name not in kinds:
+    for impl in reversed(manager.hook.evalkit_assertion_kinds.get_hookimpls()):
+        plugin = f"hook plugin {quoted(impl.plugin_name)}"
+        try:
+            returned = carried(impl.function, method="evalkit_assertion_kinds")
+            listed = carried(lambda: () if returned is None else tuple(returned))  # noqa: B023 — called at once
+        except PLUGIN_FAILURES as exc:
+            raise PluginError(f"{plugin} raised in evalkit_assertion_kinds(): {exception_text(exc)}") from None
+        for kind in listed:
+            if not isinstance(kind, AssertionKind):
+                raise PluginError(
+                    f"{plugin} returned {type(kind).__name__} {short_repr(kind)} from evalkit_assertion_kinds(), "
+                    "not an evalkit.AssertionKind"
+                )
+            if kind.name in BUILTIN_KINDS:
+                warnings.warn(
+                    f"{plugin} adds the assertion kind {quoted(kind.name)}, which is built in: the built-in kind is used",
+                    EvalkitWarning,
+                    stacklevel=2,
+                )
+            elif kind.name not in kinds:
                 kinds[kind.name] = kind
     return kinds

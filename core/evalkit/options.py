@@ -543,8 +543,10 @@ def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table
     for name, value in values.items():
         problems.extend(_field_problems(fields[name], value, plugin, table))
     if not problems and failure is not None:  # a check across options (``__attrs_post_init__``) refused them together
+        from .shapes import exception_message
+
         cause = failure.exceptions[0] if isinstance(failure, BaseExceptionGroup) and failure.exceptions else failure
-        problems.append(f"{plugin} cannot take the options in {table}: {cause}")
+        problems.append(f"{plugin} cannot take the options in {table}: {exception_message(cause)}")
     heading = "its options are wrong:" if plugin == "it" else f"the options of {plugin} are wrong:"
     raise OptionsError(problems[0] if len(problems) == 1 else "\n".join([heading, *problems]))
 
@@ -579,7 +581,10 @@ def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str)
         reason = OptionError(exc.option, exc.requirement, attrs.NOTHING if secret else value).reason()
         return [f"{plugin} has a wrong value for option {wording.quoted(field.name)} in {table}: {reason}."]
     except Exception as exc:  # attrs' own validators, or a plugin's (which may raise its ConfigError)
-        return [f"{plugin} has a wrong value for option {wording.quoted(field.name)} in {table}: {exc}"]
+        from .shapes import exception_message
+
+        # quoted as any plugin's exception: its line breaks escaped, so it prints no line of its own
+        return [f"{plugin} has a wrong value for option {wording.quoted(field.name)} in {table}: {exception_message(exc)}"]
     return []
 
 

@@ -4,7 +4,9 @@ and no stevedore cache file written."""
 
 from __future__ import annotations
 
+import gc
 import os
+import warnings
 from pathlib import Path
 
 from tests.support.distributions import write_distribution
@@ -159,6 +161,122 @@ def test_a_generator_returning_plain_text_has_it_taken_as_the_answers_text(evalk
     assert cases["two-plus-two"]["passed"] and not cases["two-plus-two"]["errored"], cases["two-plus-two"]
     assert {case["error"] for name, case in cases.items() if name != "two-plus-two"} == {"the generator returned int '4', not an Answer"}
     assert document["identity"] is None and "reported no model" in document["identity_note"], document["identity_note"]
+
+
+def test_a_generate_written_async_is_an_errored_case_saying_to_name_it_agenerate(evalkit_cli, project, tmp_path: Path) -> None:
+    """A generator whose ``generate`` was written ``async def`` returned coroutines evalkit never
+    awaited: each case said "the generator returned coroutine '<coroutine object … at 0x7f…>', not
+    an Answer" and Python printed "coroutine … was never awaited" from evalkit's own modules. Each
+    case now says to declare it ``async def agenerate()``, and the coroutine is closed unawaited."""
+    module = (
+        "from evalkit import Answer\n\n\nclass Generator:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    async def generate(self, request):\n        return Answer(text='4', model='m')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-async", "1.0", {"evalkit.generators": {"acme.async": "acme_async:Generator"}},
+                              {"acme_async.py": module})  # fmt: skip
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.async"\nmodel = "m"\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", "--json", env={"PYTHONPATH": str(site)})
+        gc.collect()
+    assert ran.code == 3, ran.stderr[-2000:]
+    errors = {case["error"] for case in ran.json()["cases"]}
+    assert errors == {
+        'TypeError: generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
+        "declare the method as async def agenerate() (evalkit awaits that one), or return the value itself"
+    }, errors
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_a_graders_check_ready_written_async_stops_the_run_before_anything_is_stored(evalkit_cli, project, tmp_path: Path) -> None:
+    """An ``async def check_ready`` returned a coroutine, which raised nothing: the readiness check
+    that should refuse the run passed it, and the run went on (exit 0). It is refused now, naming
+    the grader and what to write instead (exit 2, nothing stored)."""
+    module = (
+        "from evalkit import Grading\n\n\nclass Grader:\n    yardstick = 'acme:v1'\n\n"
+        "    async def check_ready(self):\n        raise RuntimeError('the judge is down')\n\n"
+        "    def grade(self, prompt, answer):\n        return Grading(1.0, True, yardstick='acme:v1')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-ready", "1.0", {"evalkit.graders": {"acme.ready": "acme_ready:Grader"}},
+                              {"acme_ready.py": module})  # fmt: skip
+    database = tmp_path / "runs.db"
+    ran = evalkit_cli("run", "evalkit.smoke", "--grader", "acme.ready", "--database", f"sqlite:///{database}", env={"PYTHONPATH": str(site)})
+    assert ran.code == 2, (ran.code, ran.stdout[-1500:], ran.stderr[-1500:])
+    assert ran.stderr.startswith(
+        'evalkit: error: grader "acme.ready" (acme-ready 1.0) raised TypeError in check_ready(): check_ready() returned a '
+        'coroutine of "Grader.check_ready", which evalkit does not await'
+    ), ran.stderr
+    assert "Pass rate" not in ran.stdout
+
+
+def test_an_exception_python_reports_itself_is_one_escaped_warning_naming_the_plugin(evalkit_cli, project, tmp_path: Path) -> None:
+    """A plugin object whose ``__del__`` raised, or a thread it started that raised, had Python
+    print the exception raw on stderr with a traceback: an ANSI sequence acted on, a line break
+    followed by ``evalkit: error: …`` read as evalkit's own line, once per case. Each is now one
+    ``evalkit: warning:`` line naming the function, its module and distribution, escaped, and the
+    repeats counted at the end."""
+    module = (
+        "import threading\nfrom evalkit import Answer\n\nHOSTILE = '\\x1b[2Jgone\\nevalkit: error: forged'\n\n\n"
+        "class Litter:\n    def __del__(self):\n        raise RuntimeError(HOSTILE)\n\n\n"
+        "def work():\n    raise ValueError(HOSTILE)\n\n\n"
+        "class Generator:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    def generate(self, request):\n        Litter()\n"
+        "        helper = threading.Thread(target=work, name='acme-helper')\n        helper.start()\n        helper.join()\n"
+        "        return Answer(text='4', model='m')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-litter", "1.5", {"evalkit.generators": {"acme.litter": "acme_litter:Generator"}},
+                              {"acme_litter.py": module})  # fmt: skip
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.litter"\nmodel = "m"\n')
+    ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", env={"PYTHONPATH": str(site)})
+    assert ran.code in (0, 1), ran.stderr[-2000:]
+    assert "\x1b" not in ran.stderr and "\nevalkit: error" not in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    shown = "\\x1b[2Jgone\\x0aevalkit: error: forged"
+    warnings_said = [line for line in ran.stderr.splitlines() if line.startswith("evalkit: warning:")]
+    assert warnings_said == [
+        f'evalkit: warning: "Litter.__del__" of module "acme_litter" (acme-litter 1.5) raised RuntimeError: {shown}, '
+        "where nothing can catch it (Python ignores it); evalkit went on",
+        f'evalkit: warning: "work" of module "acme_litter" (acme-litter 1.5) raised ValueError: {shown}, '
+        'which ended thread "acme-helper"; evalkit went on',
+        'evalkit: warning: "Litter.__del__" of module "acme_litter" (acme-litter 1.5) raised RuntimeError 7 times in all (the first shown above)',
+        'evalkit: warning: "work" of module "acme_litter" (acme-litter 1.5) raised ValueError 7 times in all (the first shown above)',
+    ], warnings_said
+
+
+def test_a_hook_plugin_whose_kinds_hook_raises_is_named_not_called_an_evalkit_bug(evalkit_cli, tmp_path: Path) -> None:
+    """``evalkit_assertion_kinds`` raising ended ``evalkit run`` and ``evalkit validate`` in
+    "internal error (an evalkit bug)" and a traceback whose last lines were the plugin's message
+    as it was. It is now the hook plugin's error, named as its observer failures are (exit 2)."""
+    module = (
+        "from evalkit import hookimpl\n\n\n@hookimpl\ndef evalkit_assertion_kinds():\n"
+        "    raise RuntimeError('no kinds today\\nevalkit: error: forged')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-kinds", "2.1", {"evalkit.hooks": {"kinds": "acme_kinds"}}, {"acme_kinds.py": module})
+    for command in (("run", "evalkit.smoke"), ("validate", "evalkit.smoke")):
+        ran = evalkit_cli(*command, env={"PYTHONPATH": str(site)})
+        assert ran.code == 2, (command, ran.stderr)
+        assert ran.stderr == (
+            'evalkit: error: hook plugin "acme-kinds:kinds" raised in evalkit_assertion_kinds(): '
+            "RuntimeError: no kinds today\\x0aevalkit: error: forged\n"
+        ), (command, ran.stderr)
+
+
+def test_a_grader_that_sets_a_field_of_the_frozen_prompt_changes_no_stored_case(evalkit_cli, tmp_path: Path) -> None:
+    """A grader that set the prompt's id (``object.__setattr__`` past ``frozen``) changed the case
+    the runner stored: the 7 cases of evalkit.smoke became one case "mutated", and the run was left
+    "running" ("Shard done: 1 of 7 cases"), exit 0. The grader now gets a copy of the prompt."""
+    module = (
+        "from evalkit import Check, Grading\n\n\nclass Grader:\n    yardstick = 'acme:v1'\n\n"
+        "    def grade(self, prompt, answer):\n        object.__setattr__(prompt, 'id', 'mutated')\n"
+        "        return Grading(1.0, True, checks=[Check('c', True)], yardstick='acme:v1')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-meddling", "1.0", {"evalkit.graders": {"acme.meddling": "acme_meddling:Grader"}},
+                              {"acme_meddling.py": module})  # fmt: skip
+    ran = evalkit_cli("run", "evalkit.smoke", "--grader", "acme.meddling", "--json", env={"PYTHONPATH": str(site)})
+    assert ran.code == 0, ran.stderr[-2000:]
+    document = ran.json()
+    assert document["status"] == "complete", document["status"]
+    ids = [case["id"] for case in document["cases"]]
+    assert len(ids) == 7 and "mutated" not in ids, ids
 
 
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'

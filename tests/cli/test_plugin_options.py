@@ -404,3 +404,57 @@ def test_a_set_provider_named_with_a_quote_reads_and_names_its_own_table(evalkit
     (project / "evalkit.toml").write_text(f"{table}\nwrod = \"ok\"\n")
     wrong = evalkit_cli("list", "sets", env=env)
     assert f'has no option "wrod" (in {table}' in wrong.stdout + wrong.stderr, wrong.stdout + wrong.stderr
+
+
+_HOSTILE_VALIDATING_GRADER = '''
+import attrs
+from evalkit import Grading
+from evalkit.options import option
+
+FORGED = "\\x1b[31modd\\x1b[0m\\nevalkit: error: forged"
+
+
+def even(instance, attribute, value):
+    if value % 2:
+        raise ValueError(FORGED)
+
+
+@attrs.frozen
+class EvenOptions:
+    n: int = option("an even number", default=2, validator=even)
+    m: int = option("another", default=0)
+
+    def __attrs_post_init__(self):
+        if self.m > self.n:
+            raise ValueError(FORGED)
+
+
+class Grader:
+    Options = EvenOptions
+    yardstick = "even:v1"
+
+    def __init__(self, options):
+        self.options = options
+
+    def grade(self, prompt, answer):
+        return Grading(1.0, True, yardstick="even:v1")
+'''
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ("n = 3", 'has a wrong value for option "n" in [graders."acme.even"]'),
+    ("m = 4", 'cannot take the options in [graders."acme.even"]'),
+])  # fmt: skip
+def test_a_plugin_validators_message_is_quoted_on_one_line(evalkit_cli, project: Path, tmp_path: Path, table: str, said: str) -> None:
+    """A plugin's own validator (or ``__attrs_post_init__``) that refused a value with a message
+    holding a line break printed it as it was: ``evalkit: error: forged`` stood on a line of its
+    own, read as evalkit's. It is quoted as every plugin exception is, its line break escaped."""
+    from tests.support.distributions import write_distribution
+
+    folder = write_distribution(tmp_path / "site", "acme-even", "1.0", {"evalkit.graders": {"acme.even": "acme_even:Grader"}},
+                                {"acme_even.py": _HOSTILE_VALIDATING_GRADER})  # fmt: skip
+    (project / "evalkit.toml").write_text(f'[graders."acme.even"]\n{table}\n')
+    ran = evalkit_cli("run", "evalkit.smoke", "--grader", "acme.even", env={"PYTHONPATH": str(folder)})
+    assert ran.code == 2, ran.stderr
+    assert ran.stderr.count("\n") == 1 and said in ran.stderr, ran.stderr
+    assert ran.stderr.rstrip("\n").endswith(": \\x1b[31modd\\x1b[0m\\x0aevalkit: error: forged"), ran.stderr

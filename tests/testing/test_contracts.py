@@ -310,3 +310,29 @@ def test_a_retriever_without_provenance_is_flagged_unless_allowed() -> None:
     with pytest.raises(AssertionError, match="declares no provenance"):
         check_retriever(Plain, question_set=questions)
     check_retriever(Plain, question_set=questions, require_provenance=False)
+
+
+def test_a_kit_call_that_returns_a_coroutine_is_a_problem_saying_what_to_write() -> None:
+    """The kit took an ``async def check_ready`` as passed and an ``async def grade``'s coroutine as
+    "coroutine <coroutine object … at 0x…> is not an evalkit.Grading"; it refuses both as a run does."""
+
+    class Grader:
+        yardstick = "kit:v1"
+
+        async def check_ready(self) -> None:
+            raise RuntimeError("the judge is down")
+
+        async def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+            return Grading(1.0, True, yardstick="kit:v1")
+
+    with pytest.raises(AssertionError) as error:
+        check_grader(Grader)
+    assert problems_of(error) == [
+        'check_ready(): check_ready() returned a coroutine of "test_a_kit_call_that_returns_a_coroutine_is_a_problem_saying_what_to_write.<locals>.Grader.check_ready", '
+        "which evalkit does not await: check_ready() is never awaited, so run the asynchronous work to its end inside it (asyncio.run) and return the value",
+        *(
+            f'grading {label}: grade() returned a coroutine of "test_a_kit_call_that_returns_a_coroutine_is_a_problem_saying_what_to_write.<locals>.Grader.grade", '
+            "which evalkit does not await: declare the method as async def agrade() (evalkit awaits that one), or return the value itself"
+            for label in ("the reference answer", "a wrong answer")
+        ),
+    ]

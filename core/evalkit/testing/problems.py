@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..awaitables import unawaited_fault
 from ..shapes import exception_text
 from ..wording import counted
 
@@ -38,12 +39,20 @@ class ContractReport:
             self.add(f"{what} raised {exception_text(exc)}")
 
     def call(self, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
-        """Call ``function``; returns ``(True, result)``, or ``(False, None)`` with the exception recorded."""
+        """Call ``function``; returns ``(True, result)``, or ``(False, None)`` with the exception
+        recorded, or the awaitable it returned refused as the run refuses it
+        (:func:`evalkit.awaitables.unawaited_fault`: an ``async def`` under a synchronous name)."""
         try:
-            return True, function(*args, **kwargs)
+            returned = function(*args, **kwargs)
         except Exception as exc:
             self.add(f"{what} raised {exception_text(exc)}")
             return False, None
+        name = getattr(function, "__name__", None)
+        fault = unawaited_fault(returned, name if isinstance(name, str) and name.isidentifier() else None)
+        if fault is not None:
+            self.add(f"{what}: {fault}")
+            return False, None
+        return True, returned
 
     def raise_if_any(self) -> None:
         """Raise ``AssertionError`` listing every problem, if there is one."""

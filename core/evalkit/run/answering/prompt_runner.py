@@ -11,6 +11,7 @@ transaction: :class:`~evalkit.run.lifecycle.CaseRecorder`), so a crash loses no 
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Iterable, Mapping, Sized
 from typing import Any
@@ -402,6 +403,9 @@ class _Answerer:
         broke the rules (:func:`~evalkit.grading.grading_problems`)."""
         grader, grade_timeout = self.grader, self.job.grade_timeout
         grading_limit = None
+        # the grader gets a copy: one that sets a field of the frozen prompt (object.__setattr__ on its
+        # id) changed the case the runner then stored, so a set of 7 cases was left "running" with 1
+        prompt = copy.copy(prompt)
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:

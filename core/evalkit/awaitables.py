@@ -1,0 +1,44 @@
+"""A plugin's synchronous method that returned an awaitable: an ``async def`` under a synchronous
+name (``async def generate``, ``async def check_ready``), or an asynchronous call it forgot to
+await. evalkit calls such a method without awaiting, so what it returned is no value: a
+``check_ready()`` whose coroutine was dropped refused nothing, and Python printed "coroutine ...
+was never awaited" from evalkit's own modules. :func:`unawaited_fault` says what happened and what
+to write instead, and closes the coroutine so no such warning is printed;
+:func:`~evalkit.errors.carried`, the boundary of every synchronous plugin call, refuses the value
+with it.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from .wording import quoted
+
+__all__ = ["AWAITED_INSTEAD", "unawaited_fault"]
+
+#: The method evalkit awaits in place of each synchronous one that has an asynchronous twin.
+AWAITED_INSTEAD = {"generate": "agenerate", "chat": "achat", "grade": "agrade"}
+
+
+def unawaited_fault(value: object, called: str | None) -> str | None:
+    """What is wrong when the plugin's synchronous method ``called`` (``None``: a call evalkit
+    cannot name) returned an awaitable, or ``None`` for any other value. A coroutine is closed
+    here, unawaited. The text names the method evalkit awaits instead
+    (:data:`AWAITED_INSTEAD`), or says to finish the asynchronous work inside the method."""
+    if not inspect.isawaitable(value):
+        return None
+    if inspect.iscoroutine(value):
+        try:
+            value.close()
+        except Exception:  # noqa: BLE001 — a coroutine that raises as it is closed is still no value
+            pass
+    awaited = AWAITED_INSTEAD.get(called or "")
+    subject = f"{called}()" if called else "the plugin's call"
+    instead = (
+        f"declare the method as async def {awaited}() (evalkit awaits that one), or return the value itself"
+        if awaited is not None
+        else f"{subject} is never awaited, so run the asynchronous work to its end inside it (asyncio.run) and return the value"
+    )
+    made_by = getattr(value, "__qualname__", None)
+    shown = f"{type(value).__name__} of {quoted(made_by)}" if isinstance(made_by, str) else type(value).__name__
+    return f"{subject} returned a {shown}, which evalkit does not await: {instead}"
