@@ -293,3 +293,32 @@ class _LosingCursor:
         if self.read > 1:
             raise OSError(104, "Connection reset by peer", "outsiderpaged")
         return next(self.rows)
+
+
+class HistoryStore(MisshapenStore):
+    """A results store (``outsiderhistory://…``) that lists runs (``recent_runs``), handing back
+    what ``$OUTSIDER_RECENT`` names: ``dict`` a run's record as ``{}``, ``typed`` a ``Run`` whose
+    ``started_at`` is text, ``hostile`` one whose id clears the screen and forges a line, ``cases`` a run
+    whose case is no ``CaseResult``. Each ended ``evalkit history`` in an internal error (an
+    evalkit bug), or printed the hostile text."""
+
+    def recent_runs(self, set_identifier=None, limit=20):
+        """The listing ``$OUTSIDER_RECENT`` names."""
+        import os
+
+        from evalkit.runs import Run
+
+        kind = os.environ.get("OUTSIDER_RECENT", "dict")
+        if kind == "dict":
+            return [{}]
+        if kind == "typed":
+            return [Run(id="r-1", set_identifier="s", grader="g", started_at="yesterday")]
+        if kind == "hostile":
+            return [Run(id="r\x1b[2J\nevalkit: ok", set_identifier="s", grader="g")]
+        if kind == "cases":
+            return [Run(id="r-1", set_identifier="s", grader="g", cases=({"case_id": "c"},))]
+        return [Run(id="r-1", set_identifier="s", grader="g", started_at=1.0e9)]
+
+    def purge_older_than(self, cutoff):
+        """Purges nothing."""
+        return 0
