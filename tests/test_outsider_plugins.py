@@ -263,3 +263,17 @@ def test_a_third_party_store_s_hostile_run_id_is_listed_escaped(evalkit_cli, plu
     result = evalkit_cli("history", "s", "--database", "outsiderhistory:///srv/store", env=env)
     assert result.code == 0, result.stderr
     assert "r\\x1b[2J\\x0aevalkit: ok" in result.stdout and "\x1b" not in result.stdout
+
+
+@pytest.mark.parametrize("grader", ["outsider.decimal_score", "outsider.fraction_score"])
+def test_a_grader_scoring_with_exact_numbers_is_taken_at_their_worth(cli, project: Path, grader) -> None:
+    """A grader whose score is a ``decimal.Decimal`` or a ``fractions.Fraction`` (exact weights
+    summed) had every grading refused — ``score must be a finite number in 0..1, got
+    Decimal('0.75')`` — and every case failed. Each is a real number: it is kept as the float it is
+    worth, and the cases pass with that score."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    result = cli("run", "outsider.graded", "--grader", grader, "--json")
+    assert result.code == 0, result.stderr
+    cases = result.json()["cases"]
+    assert cases and all(case["passed"] and case["score"] == 0.75 for case in cases), cases[0]
+    assert "cannot use" not in result.stdout + result.stderr

@@ -322,3 +322,28 @@ class HistoryStore(MisshapenStore):
     def purge_older_than(self, cutoff):
         """Purges nothing."""
         return 0
+
+
+class ExactScoreGrader:
+    """A grader that scores with exact numbers (``outsider.decimal_score``: ``Decimal("0.75")``,
+    ``outsider.fraction_score``: ``Fraction(3, 4)``), as a grader summing exact weights does: each
+    was refused (``score must be a finite number in 0..1, got Decimal('0.75')``), failing every case."""
+
+    yardstick = "outsider:exact"
+
+    def __init__(self, exact=None, **table) -> None:
+        """Scores with ``exact``: a ``Decimal``, or a ``Fraction`` for the fraction grader."""
+        self.exact = exact
+
+    def grade(self, prompt, answer) -> Grading:
+        """Three quarters, exactly; passed."""
+        from decimal import Decimal
+
+        return Grading(Decimal("0.75") if self.exact is None else self.exact, True, yardstick=self.yardstick)
+
+
+def fraction_score_grader(**table) -> ExactScoreGrader:
+    """:class:`ExactScoreGrader` scoring ``Fraction(3, 4)``."""
+    from fractions import Fraction
+
+    return ExactScoreGrader(Fraction(3, 4))
