@@ -786,6 +786,26 @@ def test_a_set_provider_whose_factory_never_returns_is_a_failed_provider_not_a_h
     assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
 
 
+@pytest.mark.parametrize("hook", ["bind_config", "refused_sets"])
+def test_a_set_provider_whose_config_hook_never_returns_is_a_failed_provider_not_a_hung_command(cli, project, hook) -> None:
+    """A provider's ConfigAware ``bind_config`` and RefusesSets ``refused_sets`` were called with no
+    time limit, unlike its factory and listing: one that never returned hung `list sets`,
+    `validate` and `run` for ever. Each is bounded as the factory is (set_load_timeout), abandoned,
+    and reported by name; the other providers' sets are listed, validated and run."""
+    (project / "evalkit.toml").write_text("set_load_timeout = 1\n")
+    hang = {f"EVALKIT_HOSTILE_HANG_{hook.upper()}": "1"}
+    said = (
+        f'golden prompt set provider "hanging" (evalkit-hostile-sets 0.1.0): {hook}() did not return within 1 s '
+        "(set_load_timeout); the call was abandoned"
+    )
+    listed = cli("list", "sets", env=hang, timeout=60)
+    assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
+    assert said in " ".join(listed.stderr.split()), listed.stderr[-500:]
+    assert cli("validate", "evalkit.smoke", env=hang, timeout=60).code == 0
+    ran = cli("run", "evalkit.smoke", "--json", env=hang, timeout=60)
+    assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
+
+
 def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, project) -> None:
     """A provider returning a generator of sets that never ends was read until set_load_timeout
     (330 MB in 5 s; the default is 300 s). Its listing is read up to 10,000 sets, then it is a failed

@@ -233,3 +233,47 @@ def test_a_failure_is_a_third_party_stores_only_when_raised_through_that_store(m
         sys.modules.pop("evalkit_outsider_plugins", None)
         monkeypatch.undo()
         registry.scan(refresh=True)
+
+
+@pytest.mark.parametrize(
+    ("listing", "said"),
+    [
+        ("dict", "recent_runs() returned, as its item 0, dict {}, not an evalkit Run"),
+        ("typed", "recent_runs() returned, as its item 0, a Run whose started_at is str 'yesterday', not a time from 1970 to the year 9999"),
+        ("cases", "recent_runs() returned, as its item 0, a Run whose cases[0] is dict {'case_id': 'c'}, not an evalkit CaseResult"),
+    ],
+)
+def test_a_third_party_store_whose_run_listing_holds_no_run_is_refused_naming_it(evalkit_cli, plugin_dists, project: Path, listing, said) -> None:
+    """A store whose ``recent_runs`` returned ``[{}]``, a ``Run`` whose ``started_at`` is text or
+    whose case is a dict ended ``evalkit history`` in an internal error (an evalkit bug, with a
+    traceback): only ``begin_run``, ``finish_run`` and ``get_run`` were checked, and only for being
+    a ``Run``. Every method that gives back runs or cases is now checked field by field against
+    what ``Run`` declares, the store's failure naming the plugin, the method and the value."""
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), "OUTSIDER_RECENT": listing}
+    result = evalkit_cli("history", "s", "--database", "outsiderhistory:///srv/store", env=env)
+    assert result.code == 2, (result.code, result.stderr)
+    assert f'evalkit: error: repository "outsiderhistory" (evalkit-outsider-plugins 0.1.0): {said}' in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_third_party_store_s_hostile_run_id_is_listed_escaped(evalkit_cli, plugin_dists, project: Path) -> None:
+    """A run id holding an escape sequence and a line break is a run id of the store's: listed, with
+    the escapes written out (never a cleared screen or a forged line)."""
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), "OUTSIDER_RECENT": "hostile"}
+    result = evalkit_cli("history", "s", "--database", "outsiderhistory:///srv/store", env=env)
+    assert result.code == 0, result.stderr
+    assert "r\\x1b[2J\\x0aevalkit: ok" in result.stdout and "\x1b" not in result.stdout
+
+
+@pytest.mark.parametrize("grader", ["outsider.decimal_score", "outsider.fraction_score"])
+def test_a_grader_scoring_with_exact_numbers_is_taken_at_their_worth(cli, project: Path, grader) -> None:
+    """A grader whose score is a ``decimal.Decimal`` or a ``fractions.Fraction`` (exact weights
+    summed) had every grading refused — ``score must be a finite number in 0..1, got
+    Decimal('0.75')`` — and every case failed. Each is a real number: it is kept as the float it is
+    worth, and the cases pass with that score."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    result = cli("run", "outsider.graded", "--grader", grader, "--json")
+    assert result.code == 0, result.stderr
+    cases = result.json()["cases"]
+    assert cases and all(case["passed"] and case["score"] == 0.75 for case in cases), cases[0]
+    assert "cannot use" not in result.stdout + result.stderr

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import decimal
 import json
+import math
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -112,17 +115,36 @@ def _checks(value: Iterable[Check] | Mapping[str, bool] | None) -> tuple[Check, 
     return tuple(value)
 
 
+def _real_score(score: Any) -> Any:
+    """A grader's ``score`` that is a real number of another type than ``int`` or ``float`` — a
+    ``decimal.Decimal``, a ``fractions.Fraction``, a numpy ``float32`` — as the ``float`` it is
+    worth (``Decimal("0.75")``: ``0.75``): each is a real number, and was refused ("score must be
+    a finite number in 0..1, got Decimal('0.75')"), failing every case. Any other value (``True``,
+    text, a number no float holds) is kept as it came, for :func:`grading_problems` to refuse.
+    ``Decimal`` is named beside ``numbers.Real``: the standard library registers it only as a
+    ``numbers.Number`` (it does not mix with ``float`` in arithmetic), yet a finite one is a real
+    number, worth a float."""
+    if isinstance(score, (int, float)) or not isinstance(score, (numbers.Real, decimal.Decimal)):
+        return score
+    try:
+        worth = float(score)
+    except (ArithmeticError, ValueError, TypeError):  # 10**400 as a Fraction, a signalling NaN
+        return score
+    return worth if math.isfinite(worth) else score  # a NaN or past a float's range: refused as given
+
+
 @attrs.frozen
 class Grading:
     """A grader's verdict on one answer.
 
     ``yardstick`` names the measuring instrument (``deterministic``,
     ``decision:<judge>:<model>:v<n>``…); runs are only compared within one yardstick.
-    ``error`` marks a grading that could not be made; it never passes. ``usage`` holds the token
+    ``score`` may be given as any real number (``Decimal``, ``Fraction``): it is kept as the
+    ``float`` it is worth. ``error`` marks a grading that could not be made; it never passes. ``usage`` holds the token
     counts of each model call the grading made (a judge's), in order; empty for graders that call none.
     """
 
-    score: float
+    score: float = attrs.field(converter=_real_score)
     passed: bool
     checks: tuple[Check, ...] = attrs.field(default=(), converter=_checks)
     yardstick: str = attrs.field(default="deterministic", converter=plain_text)

@@ -3,8 +3,9 @@
 made, and :func:`plugin_store_failure`, which tells that store's own failure from anything else.
 
 The adapter checks what the store gives back where the kernel would otherwise fail on it in an
-internal error (a ``begin_run`` that returns ``None``, a ``get_run`` that returns a dict), naming
-the plugin; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
+internal error (a ``begin_run`` that returns ``None``, a ``get_run`` that returns a dict, a
+``recent_runs`` that returns ``[{}]`` or a run whose ``started_at`` is text, an ``iter_cases``
+that yields what is no case), naming the plugin and the method; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
 ``capabilities(adapter)`` answers as ``capabilities(store)`` would. The store object itself is
 never changed (a class with ``__slots__``, or a frozen one, is held to the same checks).
 """
@@ -20,10 +21,21 @@ from .protocols import STORE_PROTOCOLS
 
 __all__ = ["PluginStore", "plugin_store_failure", "store_failure_said", "unwrapped"]
 
-#: The base protocol's methods that give a run back, with whether ``None`` is an answer.
-_RUN_RETURNS = (("begin_run", False), ("finish_run", False), ("get_run", True))
-#: The methods of the store protocols that give back an iterator, read after the method returned.
-_ITERATOR_RETURNS = ("iter_cases", "paired_cases", "case_usage")
+#: The methods that give a run back (the base protocol's and the capabilities'), with whether
+#: ``None`` is an answer.
+_RUN_RETURNS = (
+    ("begin_run", False), ("finish_run", False), ("get_run", True), ("latest_unfinished_run", True),
+    ("latest_unfinished_retrieval_run", True), ("accepted_baseline", True), ("baseline_for", True),
+)  # fmt: skip
+#: The capabilities' methods that give back a list of runs (or of cases), with the class of an item
+#: and whether ``None`` is an answer.
+_LIST_RETURNS = (
+    ("recent_runs", "Run", False), ("accepted_runs", "Run", False), ("quality_runs_for_provider_model", "Run", False),
+    ("record_cases_as_stored", "CaseResult", True),
+)  # fmt: skip
+#: The methods of the store protocols that give back an iterator, read after the method returned,
+#: with the class of what it yields (``None``: not checked).
+_ITERATOR_RETURNS = (("iter_cases", "CaseResult"), ("paired_cases", "CasePair"), ("case_usage", None))
 #: Every member of the base protocol and of each optional capability: what the adapter offers when
 #: (and only when) the store offers it.
 _MEMBERS = tuple(sorted({name for protocol in STORE_PROTOCOLS for name, _ in protocol_members(protocol)}))
@@ -32,9 +44,11 @@ _ABSENT = object()
 
 class PluginStore:
     """A store an ``evalkit.repositories`` plugin made (``wrapped``), as the kernel talks to it:
-    ``begin_run``, ``finish_run`` and ``get_run`` refuse what is no :class:`~evalkit.runs.Run`
-    (``get_run``: or ``None``) as the store's failure naming the plugin, ``label``
-    (``repository "acme" (acme 1.0)``), the method and what it returned; every other member of
+    each method that gives back a run (``begin_run``, ``get_run``, ``recent_runs``… :data:`_RUN_RETURNS`,
+    :data:`_LIST_RETURNS`) or yields cases (:data:`_ITERATOR_RETURNS`) refuses what is no
+    :class:`~evalkit.runs.Run` (or case) whose every field holds what the class declares
+    (:func:`~evalkit.storage.returned.value_problem`) as the store's failure naming the plugin,
+    ``label`` (``repository "acme" (acme 1.0)``), the method and what it returned; every other member of
     the store protocols is the store's own (its bound method), present on the adapter only when
     the store has it, so an ``isinstance`` check against a capability answers for the store; what
     ``iter_cases``, ``paired_cases`` and ``case_usage`` give back is read through a frame of the
@@ -53,10 +67,14 @@ class PluginStore:
             method = self.__dict__.get(name)
             if callable(method):
                 setattr(self, name, _checked(method, name, none_too, label))
-        for name in _ITERATOR_RETURNS:
+        for name, item, none_too in _LIST_RETURNS:
             method = self.__dict__.get(name)
             if callable(method):
-                setattr(self, name, _read_through(method, wrapped))
+                setattr(self, name, _checked_list(method, name, item, none_too, label))
+        for name, item in _ITERATOR_RETURNS:
+            method = self.__dict__.get(name)
+            if callable(method):
+                setattr(self, name, _read_through(method, wrapped, name, item, label))
 
     def __getattr__(self, name: str) -> Any:
         """An attribute of the store the protocols do not name (``url``, ``runs_started_before``)."""
@@ -68,34 +86,93 @@ class PluginStore:
         return f"PluginStore({self.wrapped!r}, {self.label!r})"
 
 
-def _checked(method: Any, name: str, none_too: bool, label: str) -> Any:
-    """``method`` (the store's ``name``), refusing a return that is no Run (``none_too``: or ``None``)."""
+def _returned_class(name: str) -> type:
+    """The evalkit class called ``name`` that a store method gives back (imported when a store is
+    opened: the adapter's module is imported by every command)."""
+    from ..runs import CaseResult, Run
+    from .values import CasePair
+
+    return {"Run": Run, "CaseResult": CaseResult, "CasePair": CasePair}[name]
+
+
+def _refused(label: str, said: str) -> Exception:
+    """The store's failure ``said`` of it (``label`` names the plugin)."""
     from ..errors import StoreFailure
+
+    return StoreFailure(f"{label}: {said}")
+
+
+def _checked(method: Any, name: str, none_too: bool, label: str) -> Any:
+    """``method`` (the store's ``name``), refusing a return that is no Run (``none_too``: or
+    ``None``), or a Run a field of which is not what :class:`~evalkit.runs.Run` declares
+    (:func:`~evalkit.storage.returned.value_problem`)."""
     from ..runs import Run
-    from ..shapes import short_repr
+    from .returned import value_problem
 
     @functools.wraps(method)  # its signature is the store's (latest_unfinished_run_of reads such signatures)
     def checked(*args: Any, **kwargs: Any) -> Any:
         value = method(*args, **kwargs)
-        if isinstance(value, Run) or (none_too and value is None):
+        if none_too and value is None:
             return value
-        wanted = "an evalkit Run or None" if none_too else "an evalkit Run"
-        raise StoreFailure(f"{label}: {name}() returned {type(value).__name__} {short_repr(value)}, not {wanted}")
+        if (problem := value_problem(value, Run)) is None:
+            return value
+        if none_too and not isinstance(value, Run):
+            problem += " or None"
+        raise _refused(label, f"{name}() returned {problem}")
 
     return checked
 
 
-def _read_through(method: Any, store: Any) -> Any:
+def _checked_list(method: Any, name: str, item: str, none_too: bool, label: str) -> Any:
+    """``method`` (the store's ``name``), refusing a return that is no list (``none_too``: or
+    ``None``) of values of the evalkit class ``item`` each field of which holds what the class
+    declares: a ``recent_runs`` that returned ``[{}]`` ended ``evalkit history`` in an internal error."""
+    from .returned import value_problem
+
+    cls = _returned_class(item)
+
+    @functools.wraps(method)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        from ..shapes import short_repr
+
+        value = method(*args, **kwargs)
+        if none_too and value is None:
+            return value
+        if not isinstance(value, (list, tuple)):
+            wanted = f"a list of evalkit {item}s" + (" or None" if none_too else "")
+            raise _refused(label, f"{name}() returned {type(value).__name__} {short_repr(value)}, not {wanted}")
+        for index, each in enumerate(value):
+            if (problem := value_problem(each, cls)) is not None:
+                raise _refused(label, f"{name}() returned, as its item {index}, {problem}")
+        return value
+
+    return checked
+
+
+def _read_through(method: Any, store: Any, name: str, item: str | None, label: str) -> Any:
     """``method`` (one of the store's :data:`_ITERATOR_RETURNS`), its iterator read through
     :func:`_pages_of`: what is raised while it is read (its client's cursor losing the connection
     after the first page) passed through no frame of the store once the method had returned, and
-    was said as evalkit's internal error, exit 2; now :func:`_through` finds the store in it."""
+    was said as evalkit's internal error, exit 2; now :func:`_through` finds the store in it. Each
+    value it yields is checked to be an ``item`` (when named) as :func:`_checked_list` checks one."""
+    cls = None if item is None else _returned_class(item)
 
     @functools.wraps(method)
     def read(*args: Any, **kwargs: Any) -> Any:
-        return _pages_of(store, method(*args, **kwargs))
+        pages = _pages_of(store, method(*args, **kwargs))
+        return pages if cls is None else _each_checked(pages, cls, name, label)
 
     return read
+
+
+def _each_checked(values: Any, cls: type, name: str, label: str) -> Any:
+    """``values``, each refused as the store's failure when it is no ``cls`` as declared."""
+    from .returned import value_problem
+
+    for index, value in enumerate(values):
+        if (problem := value_problem(value, cls)) is not None:
+            raise _refused(label, f"{name}() gave, as its item {index}, {problem}")
+        yield value
 
 
 def _pages_of(store: Any, iterable: Any) -> Any:

@@ -510,7 +510,9 @@ class HangingSets:
     """A set provider whose listing never returns while ``$EVALKIT_HOSTILE_HANG_SETS`` is set (a
     download that stalls), swallowing every ``Exception`` that interrupts it; no sets otherwise.
     Its factory never returns while ``$EVALKIT_HOSTILE_HANG_SETS_FACTORY`` is set (a connection
-    opened at creation to a server that never answers), swallowing every ``Exception`` likewise."""
+    opened at creation to a server that never answers), swallowing every ``Exception`` likewise.
+    Its ``bind_config`` and ``refused_sets`` hooks never return while
+    ``$EVALKIT_HOSTILE_HANG_BIND_CONFIG`` or ``$EVALKIT_HOSTILE_HANG_REFUSED_SETS`` is set."""
 
     def __init__(self) -> None:
         import os
@@ -542,6 +544,28 @@ class HangingSets:
             except Exception:  # noqa: S112 - the hostile part
                 continue
         return []
+
+    def bind_config(self, config) -> None:
+        """Nothing, or never while ``$EVALKIT_HOSTILE_HANG_BIND_CONFIG`` is set (a configuration
+        read from a network share that stopped answering): it hung ``list``, ``validate`` and ``run``."""
+        _hang_while("EVALKIT_HOSTILE_HANG_BIND_CONFIG")
+
+    def refused_sets(self) -> list[str]:
+        """No refusals, or never while ``$EVALKIT_HOSTILE_HANG_REFUSED_SETS`` is set."""
+        _hang_while("EVALKIT_HOSTILE_HANG_REFUSED_SETS")
+        return []
+
+
+def _hang_while(variable: str) -> None:
+    """Never return while ``$variable`` is set, swallowing every ``Exception`` that interrupts."""
+    import os
+    import threading
+
+    while os.environ.get(variable):
+        try:
+            threading.Event().wait()
+        except Exception:  # noqa: S112 - the hostile part
+            continue
 
 
 class StuckGrader:

@@ -293,3 +293,57 @@ class _LosingCursor:
         if self.read > 1:
             raise OSError(104, "Connection reset by peer", "outsiderpaged")
         return next(self.rows)
+
+
+class HistoryStore(MisshapenStore):
+    """A results store (``outsiderhistory://…``) that lists runs (``recent_runs``), handing back
+    what ``$OUTSIDER_RECENT`` names: ``dict`` a run's record as ``{}``, ``typed`` a ``Run`` whose
+    ``started_at`` is text, ``hostile`` one whose id clears the screen and forges a line, ``cases`` a run
+    whose case is no ``CaseResult``. Each ended ``evalkit history`` in an internal error (an
+    evalkit bug), or printed the hostile text."""
+
+    def recent_runs(self, set_identifier=None, limit=20):
+        """The listing ``$OUTSIDER_RECENT`` names."""
+        import os
+
+        from evalkit.runs import Run
+
+        kind = os.environ.get("OUTSIDER_RECENT", "dict")
+        if kind == "dict":
+            return [{}]
+        if kind == "typed":
+            return [Run(id="r-1", set_identifier="s", grader="g", started_at="yesterday")]
+        if kind == "hostile":
+            return [Run(id="r\x1b[2J\nevalkit: ok", set_identifier="s", grader="g")]
+        if kind == "cases":
+            return [Run(id="r-1", set_identifier="s", grader="g", cases=({"case_id": "c"},))]
+        return [Run(id="r-1", set_identifier="s", grader="g", started_at=1.0e9)]
+
+    def purge_older_than(self, cutoff):
+        """Purges nothing."""
+        return 0
+
+
+class ExactScoreGrader:
+    """A grader that scores with exact numbers (``outsider.decimal_score``: ``Decimal("0.75")``,
+    ``outsider.fraction_score``: ``Fraction(3, 4)``), as a grader summing exact weights does: each
+    was refused (``score must be a finite number in 0..1, got Decimal('0.75')``), failing every case."""
+
+    yardstick = "outsider:exact"
+
+    def __init__(self, exact=None, **table) -> None:
+        """Scores with ``exact``: a ``Decimal``, or a ``Fraction`` for the fraction grader."""
+        self.exact = exact
+
+    def grade(self, prompt, answer) -> Grading:
+        """Three quarters, exactly; passed."""
+        from decimal import Decimal
+
+        return Grading(Decimal("0.75") if self.exact is None else self.exact, True, yardstick=self.yardstick)
+
+
+def fraction_score_grader(**table) -> ExactScoreGrader:
+    """:class:`ExactScoreGrader` scoring ``Fraction(3, 4)``."""
+    from fractions import Fraction
+
+    return ExactScoreGrader(Fraction(3, 4))
