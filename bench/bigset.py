@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.set_files import evalkit, run  # noqa: E402
+from bench.set_files import best_of, evalkit, run  # noqa: E402
 
 FORMATS = ("yaml", "json", "jsonl")
 
@@ -88,9 +88,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             size = write_set(Path(folder), args.prompts, suffix).stat().st_size / 1e6
             runs = [run(Path(folder)) if running else evalkit(Path(folder), "validate", "evals") for _ in range(args.repeats)]
-        best = {key: min(r[key] for r in runs) for key in ("wall", "cpu", "rss_mib")}  # type: ignore[type-var]
-        last = str(runs[-1]["last"])
-        print(f"{label:<16}{size:>7.1f}{best['wall']:>9.2f}{best['cpu']:>9.2f}{best['rss_mib']:>9.1f}{runs[-1]['code']:>6}  {last[:70]}", flush=True)
+        best = best_of(runs)
+        print(f"{label:<16}{size:>7.1f}{best['wall']:>9.2f}{best['cpu']:>9.2f}{best['rss_mib']:>9.1f}{best['code']:>6}  {best['last'][:70]}", flush=True)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,13 @@ def evalkit(folder: Path, *arguments: str, env: dict[str, str] | None = None) ->
     }
 
 
+def best_of(runs: list[dict[str, object]]) -> dict[str, object]:
+    """The lowest wall, CPU and peak RSS of ``runs`` (each from :func:`evalkit`), with the last one's exit code and
+    last line: the figures a printout's row shows."""
+    best: dict[str, object] = {key: min(r[key] for r in runs) for key in ("wall", "cpu", "rss_mib")}  # type: ignore[type-var]
+    return {**best, "code": runs[-1]["code"], "last": str(runs[-1]["last"])}
+
+
 def run(folder: Path) -> dict[str, object]:
     """``evalkit run big`` in ``folder`` against the test chat server (see the module docstring)."""
     from bench.throughput import KEY_VARIABLE, write_project
@@ -91,9 +98,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             write_set(Path(folder), args.prompts, broken=broken)
             runs = [run(Path(folder)) if running else evalkit(Path(folder), "validate", "evals") for _ in range(args.repeats)]
-        best = {key: min(r[key] for r in runs) for key in ("wall", "cpu", "rss_mib")}  # type: ignore[type-var]
-        last = str(runs[-1]["last"])
-        print(f"{label:<18}{best['wall']:>9.2f}{best['cpu']:>9.2f}{best['rss_mib']:>9.1f}{runs[-1]['code']:>6}  {last[:80]}")
+        best = best_of(runs)
+        print(f"{label:<18}{best['wall']:>9.2f}{best['cpu']:>9.2f}{best['rss_mib']:>9.1f}{best['code']:>6}  {best['last'][:80]}")
 
 
 if __name__ == "__main__":
