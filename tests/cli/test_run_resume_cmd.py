@@ -1381,3 +1381,24 @@ def test_a_shard_whose_own_slice_is_stored_whole_exits_0_when_another_shards_cas
     answer_with(project, ARITH_GOOD)
     assert evalkit_cli(*shard, "3/3").code == 0  # the failed job run again answers its case: the run is complete
     assert evalkit_cli(*shard, "3/3", "--fail-on-regression").json()["status"] == "complete"
+
+
+def test_the_verdict_job_says_why_a_passing_sharded_run_was_not_accepted(evalkit_cli, project) -> None:
+    """docs/baselines.md: the run report says why a passing run was not accepted (`--json`:
+    `verdict.acceptance_note`). The shard that closed the run said "it is worse than the baseline on
+    pass_rate, mean_score"; the verdict job (`--wait-for-shards`), the report CI shows, said only
+    "(accept this run on purpose …)" and `acceptance_note` was null."""
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--run-id", "main-1", "--database", LOCAL).code == 0  # the baseline
+    answer_with(project, {**ARITH_GOOD, "add-2-2": "5"})  # one case broken: within the tolerance, but worse
+    tolerances = ("--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    shard = ("run", "arith.basic", "--run-id", "pr-1", "--database", LOCAL, *tolerances, "--json", "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0
+    closing = evalkit_cli(*shard, "2/2")
+    note = closing.json()["verdict"]["acceptance_note"]
+    assert closing.code == 0 and "it is worse than the baseline on pass_rate" in note, closing.stdout + closing.stderr
+    job = ("run", "arith.basic", "--run-id", "pr-1", "--database", LOCAL, *tolerances, "--wait-for-shards", "--timeout", "5s")
+    document = evalkit_cli(*job, "--json")
+    assert document.code == 0 and document.json()["verdict"]["acceptance_note"] == note, document.stdout
+    said = " ".join(evalkit_cli(*job).stdout.split())
+    assert "stays the baseline (it is worse than the baseline on pass_rate" in said, said
