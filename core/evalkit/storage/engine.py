@@ -88,16 +88,32 @@ _PEEWEE_OPTIONS = frozenset(
 
 #: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
+#: A PostgreSQL server that is down, restarting, full or out of reach (libpq's words): the
+#: environment's fault. A wrong password, database or host name stays the command's (exit 2).
+_PG_UNREACHABLE = (
+    "connection refused",
+    "timeout expired",
+    "no route to host",
+    "network is unreachable",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "too many clients",
+    "remaining connection slots are reserved",
+)
 
 
 def environment_fault(exc: BaseException, *, is_sqlite: bool) -> bool:
     """True when a database error is the environment's, not the command's: a lock held past the
-    busy timeout (:func:`lock_timed_out`), or on SQLite a disk that cannot take the write (exit 3,
-    as the same faults mid-run are; the command itself was right)."""
+    busy timeout (:func:`lock_timed_out`), on SQLite a disk that cannot take the write, on
+    PostgreSQL a server that refuses or drops the connection, is starting up or has no connection
+    slot left (exit 3, as the same faults mid-run are; the command itself was right)."""
     if lock_timed_out(exc, is_sqlite=is_sqlite):
         return True
     lowered = " ".join(str(_first_database_error(exc)).split()).lower()
-    return is_sqlite and any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
+    if is_sqlite:
+        return any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
+    return any(marker in lowered for marker in (*_PG_UNREACHABLE, *_PG_LOST))
 
 
 def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
