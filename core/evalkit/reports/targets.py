@@ -90,14 +90,15 @@ def _default_file(target: ReportTarget, environ: Mapping[str, str]) -> object:
 def prints(target: ReportTarget, environ: Mapping[str, str] | None = None) -> bool:
     """True when ``target``'s report goes to standard output: its path is ``-``, or it names none
     and its reporter names no file to append to (``markdown`` does: ``$GITHUB_STEP_SUMMARY``, when
-    set). A reporter that fails to say is taken to print nothing here: its fault is said when it renders."""
+    set). A reporter that fails to say, or names no path, is taken to print nothing here: its fault is
+    said when it renders."""
     if target.path is not None:
         return target.path == STDOUT
     try:
         default = carried(_default_file, target, os.environ if environ is None else environ)
     except PLUGIN_FAILURES:
         return False
-    return not (isinstance(default, str) and default)
+    return default is None or default == ""  # anything else but a path is the reporter's fault, said when it renders
 
 
 @attrs.frozen
