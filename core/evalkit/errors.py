@@ -591,9 +591,9 @@ class SchemaOutOfDateError(StorageError):
 
 class StoreUnavailable(StorageError):
     """The store is there and valid but cannot be used now — another process holds its write lock
-    past the busy timeout, its disk cannot take a write, its PostgreSQL server cannot be reached or
-    refuses the credentials, the role or the database: an environment fault (exit 3), not a wrong
-    command; nothing was called."""
+    past the busy timeout, its disk cannot take a write, its PostgreSQL server is down, out of
+    reach, starting up or out of connection slots: an environment fault (exit 3), not a wrong
+    command (a refused password or database name is one: exit 2); nothing was called."""
 
     exit_code = 3
 

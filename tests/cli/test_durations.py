@@ -81,3 +81,25 @@ def test_what_a_duration_reads() -> None:
         read_duration(v, "limit", most=7 * 86400) for v in ("90", "90s", "30M", "1.5h", "2d", "1w", 0.5, 60, " 5s ")
     ]
     assert read == [90, 90, 1800, 5400, 172800, 604800, 0.5, 60, 5]
+
+
+@pytest.mark.parametrize(
+    ("words", "flag"),
+    [
+        (("run", "evalkit.smoke", "--fail-on-regression"), "--wait-for-shards"),
+        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "ci"), "--wait-for-shards"),
+        (("report", "pipeline-1"), "--wait"),
+    ],
+    ids=["run", "retrieval", "report"],
+)
+def test_timeout_or_poll_without_the_flag_that_waits_is_refused_before_anything_runs(cli, project, words, flag) -> None:
+    """A verdict job written `evalkit run SET --timeout 30m --fail-on-regression` (its --wait-for-shards
+    lost) did not wait: --timeout was ignored and the job answered the whole set itself, paying for
+    it, and gated its own run. --timeout and --poll only say how the flag waits: without it, exit 2."""
+    result = cli(*words, "--timeout", "30m", "--poll", "1s")
+    assert result.code == 2, result.stdout + result.stderr
+    said = f"--timeout and --poll only say how {flag} waits, and {flag} is not given: nothing would wait"
+    assert said in result.stderr, result.stderr
+    assert not (project / ".evalkit").exists(), "nothing was stored"
+    alone = cli(*words, "--poll", "2s")
+    assert alone.code == 2 and f"--poll only says how {flag} waits" in alone.stderr, alone.stderr

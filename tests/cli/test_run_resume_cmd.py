@@ -1202,7 +1202,7 @@ def test_a_shard_answering_while_another_shards_limit_closes_the_run_says_so(eva
     second = evalkit_cli(*base, "--shard", "2/2")
     monkeypatch.undo()
     said = " ".join((second.stdout + second.stderr).split())
-    assert second.code == 3, said
+    assert second.code == 0, said  # its own slice is in: shard 1's job is the one that failed (docs/ci.md)
     assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in said, said
     assert "0 errored" not in said, said
     assert (
@@ -1361,3 +1361,44 @@ def test_the_request_limit_a_stop_suggests_finishes_a_run_cut_between_a_cases_re
     resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert resumed.json()["status"] == "complete"
+
+
+def test_a_shard_whose_own_slice_is_stored_whole_exits_0_when_another_shards_case_errored(evalkit_cli, project) -> None:
+    """docs/ci.md: "Shard jobs exit 0 once their slice is stored (3 when a case of theirs errored)".
+    A case of shard 3 errored, and shards 1 and 2 — whose every case was answered — exited 3 too, the
+    run's errored count read as their own: CI marked three jobs failed, and re-running the two healthy
+    ones answered nothing. Now only the shard whose case errored fails; the verdict job still exits 3."""
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})  # json-sum is in shard 3 of 3
+    shard = ("run", "arith.basic", "--run-id", "ci-err", "--database", LOCAL, "--json", "--shard")
+    errored = evalkit_cli(*shard, "3/3")
+    assert errored.code == 3 and errored.json()["errored"] == 1, errored.stdout + errored.stderr
+    pending = evalkit_cli(*shard, "1/3")  # the run is still running, with shard 3's error in it
+    assert pending.code == 0 and pending.json()["status"] == "running", pending.stdout + pending.stderr
+    closing = evalkit_cli(*shard, "2/3")  # its slice closes the run, incomplete through shard 3's error
+    assert closing.code == 0 and closing.json()["status"] == "incomplete", closing.stdout + closing.stderr
+    verdict = evalkit_cli("run", "arith.basic", "--run-id", "ci-err", "--database", LOCAL, "--wait-for-shards", "--timeout", "5s")
+    assert verdict.code == 3, verdict.stdout + verdict.stderr
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli(*shard, "3/3").code == 0  # the failed job run again answers its case: the run is complete
+    assert evalkit_cli(*shard, "3/3", "--fail-on-regression").json()["status"] == "complete"
+
+
+def test_the_verdict_job_says_why_a_passing_sharded_run_was_not_accepted(evalkit_cli, project) -> None:
+    """docs/baselines.md: the run report says why a passing run was not accepted (`--json`:
+    `verdict.acceptance_note`). The shard that closed the run said "it is worse than the baseline on
+    pass_rate, mean_score"; the verdict job (`--wait-for-shards`), the report CI shows, said only
+    "(accept this run on purpose …)" and `acceptance_note` was null."""
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--run-id", "main-1", "--database", LOCAL).code == 0  # the baseline
+    answer_with(project, {**ARITH_GOOD, "add-2-2": "5"})  # one case broken: within the tolerance, but worse
+    tolerances = ("--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    shard = ("run", "arith.basic", "--run-id", "pr-1", "--database", LOCAL, *tolerances, "--json", "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0
+    closing = evalkit_cli(*shard, "2/2")
+    note = closing.json()["verdict"]["acceptance_note"]
+    assert closing.code == 0 and "it is worse than the baseline on pass_rate" in note, closing.stdout + closing.stderr
+    job = ("run", "arith.basic", "--run-id", "pr-1", "--database", LOCAL, *tolerances, "--wait-for-shards", "--timeout", "5s")
+    document = evalkit_cli(*job, "--json")
+    assert document.code == 0 and document.json()["verdict"]["acceptance_note"] == note, document.stdout
+    said = " ".join(evalkit_cli(*job).stdout.split())
+    assert "stays the baseline (it is worse than the baseline on pass_rate" in said, said

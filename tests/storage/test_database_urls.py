@@ -50,11 +50,12 @@ def test_the_cli_says_so_and_exits_3(evalkit_cli) -> None:
 
 
 @pytest.mark.postgres
-def test_a_server_that_refuses_the_credentials_or_database_is_exit_3_a_refused_url_parameter_exit_2(
+def test_a_server_that_refuses_the_credentials_or_database_is_exit_2_as_a_refused_url_parameter_is(
     evalkit_cli,
 ) -> None:
-    # the server answered and refused the user or the database: the URL is well formed, the
-    # environment is not as it says (exit 3); a parameter libpq or the server refuses is usage (exit 2)
+    # the server answered and refused the user or the database: a wrong secret or name in the
+    # command's URL, which a re-run cannot mend (exit 2, as a parameter libpq or the server refuses);
+    # only a server that is down, starting or full is the environment's (exit 3)
     from urllib.parse import urlsplit, urlunsplit
 
     from tests.storage.conftest import fresh_postgres_database
@@ -68,7 +69,7 @@ def test_a_server_that_refuses_the_credentials_or_database_is_exit_3_a_refused_u
         for bad, named in refused.items():
             for command in (("history", "evalkit.smoke"), ("db", "status"), ("run", "evalkit.smoke")):
                 result = evalkit_cli(*command, "--database", bad)
-                assert result.code == 3, (command, result.stderr)
+                assert result.code == 2, (command, result.stderr)
                 assert "cannot open database" in result.stderr and named in result.stderr, result.stderr
                 assert "Traceback" not in result.stderr, result.stderr
         for query, said in (

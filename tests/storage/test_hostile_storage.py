@@ -331,6 +331,31 @@ def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(
     assert len(evalkit_cli("history", "evalkit.smoke", "--database", database, "--json").json()["runs"]) == 1
 
 
+
+def test_a_postgresql_server_that_refuses_the_connection_is_an_environment_fault_exit_3(project, evalkit_cli) -> None:
+    """The shared results database down (restarting, out of connection slots, unreachable): every
+    shard job and the verdict job exited 2, "bad usage or invalid input", so a CI that retries jobs
+    on exit 3 (the environment's fault) treated a blip as a broken configuration. A refused
+    connection is now exit 3, as a PostgreSQL connection lost mid-run is; a wrong password or
+    database name stays exit 2 (the command's fault)."""
+    import socket
+
+    from evalkit.storage.engine import environment_fault
+
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    database = f"postgresql://evalkit@127.0.0.1:{port}/results"
+    for words in (("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("run", "evalkit.smoke", "--wait-for-shards", "--run-id", "ci-1")):
+        result = evalkit_cli(*words, "--database", database)
+        assert result.code == 3, (words, result.stderr)
+        assert f"cannot open database {database}: " in result.stderr and "Connection refused" in result.stderr, result.stderr
+    for text in ('FATAL: password authentication failed for user "evalkit"', 'FATAL: database "resluts" does not exist'):
+        assert not environment_fault(Exception(text), is_sqlite=False), text
+    for text in ("FATAL: the database system is starting up", "FATAL: sorry, too many clients already"):
+        assert environment_fault(Exception(text), is_sqlite=False), text
+
+
 def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection
     """Another session holding what the run must write: SQLite's write lock, or the run's row on PostgreSQL."""
     if engine == "sqlite":

@@ -8,6 +8,8 @@ command's help in the order they are declared here.
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -318,8 +320,12 @@ def report_option(function: Decorated | None = None, *, failing: str = "does not
 
 
 def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:
-    """The waiting flag (read as ``args.wait``), ``--timeout DURATION`` and ``--poll DURATION``."""
-    return option_group(
+    """The waiting flag (read as ``args.wait``), ``--timeout DURATION`` and ``--poll DURATION``.
+
+    ``--timeout`` or ``--poll`` given without the flag is refused (a usage error naming both): it
+    was ignored, so a verdict job that lost its ``--wait-for-shards`` answered the whole set itself
+    instead of waiting, and ``evalkit run SET --timeout 30m`` bounded nothing."""
+    options = option_group(
         click.option(flag, "wait", is_flag=True, help=what),
         click.option(
             "--timeout",
@@ -336,6 +342,29 @@ def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:
             help="how often to look at the store while waiting (default 5s)",
         ),
     )
+
+    def decorate(function: Decorated) -> Decorated:
+        @functools.wraps(function)
+        def checked(**params: Any) -> Any:
+            from click.core import ParameterSource
+
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None and not params.get("wait"):
+                given = [
+                    f"--{name}" for name in ("timeout", "poll")
+                    if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+                ]  # fmt: skip
+                if given:
+                    raise click.UsageError(
+                        f"{' and '.join(given)} only {'say' if len(given) > 1 else 'says'} how {flag} waits, and "
+                        f"{flag} is not given: nothing would wait; add {flag}, or leave {' and '.join(given)} out",
+                        ctx,
+                    )
+            return function(**params)
+
+        return options(checked)  # type: ignore[return-value]
+
+    return decorate
 
 
 def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decorated]:

@@ -29,11 +29,19 @@ def report_targets(args: Arguments) -> tuple[ReportTarget, ...]:
     """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout."""
     if not getattr(args, "report", None):
         return ()
-    from ..reports.targets import STDOUT, parse_targets
+    from ..reports.targets import STDOUT, parse_targets, prints
 
     targets = parse_targets(args.report)
-    if getattr(args, "json", False) and any(t.path == STDOUT for t in targets):
-        raise UsageError("--json and --report FORMAT:- both write to standard output; give the report a path")
+    if getattr(args, "json", False):
+        for target in targets:
+            if target.path == STDOUT:
+                raise UsageError("--json and --report FORMAT:- both write to standard output; give the report a path")
+            if prints(target):
+                raise UsageError(
+                    f"--json and --report {target.format} both write to standard output: a report given no path "
+                    "prints (markdown goes to $GITHUB_STEP_SUMMARY only when that is set); give it a path "
+                    f"(--report {target.format}:PATH)"
+                )
     return targets
 
 
@@ -79,7 +87,7 @@ def render_for(args: Arguments, targets: Sequence[ReportTarget], database: str, 
         report = assemble_report(repository, run, **assemble)
     finally:
         close_repository(repository)
-    reports, failures = render_reports(targets, report)
+    reports, failures = render_reports(targets, report, stdout_taken=bool(getattr(args, "json", False)))
     return Rendered(reports, failures, report)
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "ReportWritten",
     "deliver",
     "parse_targets",
+    "prints",
     "render_reports",
     "write_reports",
 ]
@@ -78,6 +79,26 @@ def parse_targets(values: Sequence[str] | None) -> tuple[ReportTarget, ...]:
     if len(explicit_stdout) > 1:
         raise UsageError("only one --report can write to standard output (-); give the others a path")
     return targets
+
+
+def _default_file(target: ReportTarget, environ: Mapping[str, str]) -> object:
+    record = registry.find(GROUP, target.format)
+    reporter = registry.instantiate(record, registry.load(record))
+    return reporter.default_destination(environ) if offers(reporter, DefaultDestination) else None
+
+
+def prints(target: ReportTarget, environ: Mapping[str, str] | None = None) -> bool:
+    """True when ``target``'s report goes to standard output: its path is ``-``, or it names none
+    and its reporter names no file to append to (``markdown`` does: ``$GITHUB_STEP_SUMMARY``, when
+    set). A reporter that fails to say, or names no path, is taken to print nothing here: its fault is
+    said when it renders."""
+    if target.path is not None:
+        return target.path == STDOUT
+    try:
+        default = carried(_default_file, target, os.environ if environ is None else environ)
+    except PLUGIN_FAILURES:
+        return False
+    return default is None or default == ""  # anything else but a path is the reporter's fault, said when it renders
 
 
 @attrs.frozen
@@ -133,11 +154,12 @@ def _rendered(target: ReportTarget, report: Report, environ: Mapping[str, str]) 
 
 
 def render_reports(
-    targets: Sequence[ReportTarget], report: Report, *, environ: Mapping[str, str] | None = None
+    targets: Sequence[ReportTarget], report: Report, *, environ: Mapping[str, str] | None = None, stdout_taken: bool = False
 ) -> tuple[list[RenderedReport], list[ReportFailure]]:
     """Render every target and resolve where it goes; a reporter's fault becomes a failure.
 
-    At most one report goes to standard output; a second one is a failure naming it.
+    At most one report goes to standard output; a second one is a failure naming it — and so is
+    the first when ``stdout_taken`` (the command's ``--json`` document is there).
     """
     environ = os.environ if environ is None else environ
     rendered: list[RenderedReport] = []
@@ -147,6 +169,9 @@ def render_reports(
             text, destination, append = carried(_rendered, target, report, environ)
         except PLUGIN_FAILURES as exc:  # a reporter's fault never changes the run
             failures.append(ReportFailure(target.format, exception_text(exc)))
+            continue
+        if destination == STDOUT and stdout_taken:
+            failures.append(ReportFailure(target.format, "standard output holds the --json document; give this report a path"))
             continue
         if destination == STDOUT and any(r.destination == STDOUT for r in rendered):
             failures.append(

@@ -327,8 +327,14 @@ def recorded_verdict(run: Run, judging: Judging) -> Verdict:
     else:
         verdict = _from_record(run, recorded, judging)
     if store.baselines is not None:
-        # The process that closed the run accepted it or not; the verdict says which.
-        verdict = attrs.evolve(verdict, acceptance=store.baselines.acceptances_for([run.id]).get(run.id))
+        # The process that closed the run accepted it or not; the verdict says which — and, when
+        # not, why not, as that process said it (a single process's report says it too).
+        acceptance = store.baselines.acceptances_for([run.id]).get(run.id)
+        verdict = attrs.evolve(verdict, acceptance=acceptance)
+        if acceptance is None and verdict.acceptance_note is None:
+            reused = judging.answers_reused or run.answers_reused is not None
+            note = acceptance_of(verdict, store, fail_on_new_failures=judging.fail_on_new_failures, answers_reused=reused)[1]
+            verdict = attrs.evolve(verdict, acceptance_note=note)
     return verdict
 
 

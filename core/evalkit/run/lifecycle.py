@@ -423,6 +423,10 @@ class _Lifecycle:
     observers: hooks.Observers | None = None
     #: Plugins that failed around the run without changing it (the answering's Finish says them).
     plugin_failures: list[str] = attrs.Factory(list)
+    #: The cases this process stored errored (its own slice's, not another shard's).
+    errored_here: int = 0
+    #: Whether this process's slice is all in: answered to its end (no limit stopped it).
+    slice_in: bool = False
 
     @property
     def answering(self) -> Answering:
@@ -539,9 +543,11 @@ class _Lifecycle:
             finished = self.store.repository.get_run(header.id) or stored  # the hook's contract: the run with its cases
         self._notify("evalkit_run_finished", run=finished)
         failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ()) + tuple(self.plugin_failures)
+        # A shard's own slice, stored whole without an error: the run's errored cases are other shards' to answer again.
+        slice_clean = shard is not None and self.slice_in and not self.errored_here
         return Outcome(
             stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
-            detail=self.answering.detail(stored, verdict, self.store),
+            detail=self.answering.detail(stored, verdict, self.store), slice_clean=slice_clean,
         )  # fmt: skip
 
     def _store_header(self, header: Run) -> Run | KeyboardInterrupt | HostAlarm | StoreFailure:
@@ -689,6 +695,7 @@ class _Lifecycle:
         # kept before the lease is given up: a reader that finds the part ended finds its stop
         provenance = self._limit_provenance(header.id, stored_header, finish.limit_stop)
         lease.give_up(done=finish.slice_in)  # a slice its budget stopped is not in
+        self.slice_in = finish.slice_in
         finish_options: dict[str, Any] = {"with_cases": False} if streamed else {}
         if self.store.spending is not None:  # a store that keeps spend (others are given what they take)
             if finish.spend is not None:
@@ -802,6 +809,8 @@ class _Lifecycle:
         on_case = callers("on_case", self.plan.observing.on_case)
 
         def told(case: CaseResult) -> None:
+            if case.errored:
+                self.errored_here += 1
             self._notify("evalkit_case_graded", run=header, case=case)
             if on_case is not None:
                 on_case(case)

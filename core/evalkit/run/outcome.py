@@ -25,6 +25,8 @@ class Outcome:
     only one kind of run has: for a retrieval run a
     :class:`~evalkit.run.answering.questions.QuestionsDetail` (the question set, deployment,
     provenance, metrics, each question's score and ranking); ``None`` for a prompt run.
+    ``slice_clean`` is true for a shard that stored its whole slice without an errored case: the
+    run's errored cases, if any, are another shard's (see :func:`exit_code`).
     """
 
     run: Run
@@ -33,6 +35,7 @@ class Outcome:
     plugin_failures: tuple[str, ...] = ()
     concurrency: int | None = None
     detail: Any = None
+    slice_clean: bool = False
 
     @property
     def comparison(self) -> Comparison | None:
@@ -61,16 +64,27 @@ class Outcome:
 
     def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False, fail_on_inconclusive: bool = False) -> int:
         """The command's exit code for this outcome (see :func:`exit_code`)."""
-        return exit_code(self.run, self.verdict, fail_on_regression, fail_on_new_failures, fail_on_inconclusive)
+        return exit_code(
+            self.run, self.verdict, fail_on_regression, fail_on_new_failures, fail_on_inconclusive, slice_clean=self.slice_clean
+        )
 
 
 def exit_code(
-    run: Run, verdict: Verdict, fail_on_regression: bool, fail_on_new_failures: bool = False, fail_on_inconclusive: bool = False
+    run: Run,
+    verdict: Verdict,
+    fail_on_regression: bool,
+    fail_on_new_failures: bool = False,
+    fail_on_inconclusive: bool = False,
+    *,
+    slice_clean: bool = False,
 ) -> int:
     """0 fine · 1 the gate failed (or its verdict is still pending) · 3 the run could not complete.
 
     * A shard that finished its slice without an error leaves the run ``running``: its verdict is
       pending, which a gate must never read as a pass — 1 under ``fail_on_regression``, else 0.
+    * A shard that stored its own slice without an errored case (``slice_clean``) — 0 without
+      ``fail_on_regression``, even when another shard's case errored (the run is running with
+      errors, or closed incomplete): that shard's job is the one to run again, not this one.
     * A run that is not complete (an errored case or question, interrupted) — 3.
     * Under ``fail_on_regression``: a regression, or a run that could not be compared
       (``not_comparable``: no verified identity, another benchmark, a store without baselines…) — 1.
@@ -80,6 +94,8 @@ def exit_code(
     """
     if run.status is RunStatus.RUNNING and not run.errored_count:
         return 1 if fail_on_regression else 0
+    if slice_clean and not fail_on_regression and run.status in (RunStatus.RUNNING, RunStatus.INCOMPLETE):
+        return 0
     if run.status is not RunStatus.COMPLETE:
         return 3
     if fail_on_regression and (verdict.state == NOT_COMPARABLE or verdict.regressed):

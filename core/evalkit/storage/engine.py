@@ -7,7 +7,6 @@ reduced to its first cause, in one line (:func:`failure_cause`).
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -20,7 +19,7 @@ from ..errors import StorageError, StoreUnavailable
 from ..textfiles import keep_from_outputs
 from .urls import check_postgres_url, check_sqlite_file, query_key, redact_url, sqlite_path
 
-__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database", "unreachable_server"]
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database"]
 
 #: How long a writer waits for another process's transaction before giving up (seconds), unless
 #: ``$EVALKIT_BUSY_TIMEOUT`` says otherwise.
@@ -89,41 +88,32 @@ _PEEWEE_OPTIONS = frozenset(
 
 #: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
+#: A PostgreSQL server that is down, restarting, full or out of reach (libpq's words): the
+#: environment's fault. A wrong password, database or host name stays the command's (exit 2).
+_PG_UNREACHABLE = (
+    "connection refused",
+    "timeout expired",
+    "no route to host",
+    "network is unreachable",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "too many clients",
+    "remaining connection slots are reserved",
+)
 
 
 def environment_fault(exc: BaseException, *, is_sqlite: bool) -> bool:
     """True when a database error is the environment's, not the command's: a lock held past the
-    busy timeout (:func:`lock_timed_out`), or on SQLite a disk that cannot take the write (exit 3,
-    as the same faults mid-run are; the command itself was right)."""
+    busy timeout (:func:`lock_timed_out`), on SQLite a disk that cannot take the write, on
+    PostgreSQL a server that refuses or drops the connection, is starting up or has no connection
+    slot left (exit 3, as the same faults mid-run are; the command itself was right)."""
     if lock_timed_out(exc, is_sqlite=is_sqlite):
         return True
     lowered = " ".join(str(_first_database_error(exc)).split()).lower()
-    return is_sqlite and any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
-
-
-#: How libpq begins the reason a connection attempt failed for (``connection to server at "db",
-#: port 5432 failed: …``, ``… on socket "/run/postgresql/.s.PGSQL.5432" failed: …``), before the reason.
-_PG_ATTEMPT = re.compile(r'^connection to server (?:at "[^"]*"(?:\s*\([^)]*\))?, port \S+|on socket "[^"]*") failed:\s*')
-
-#: How a reason libpq or the server gives at connect time begins when the URL's own parameters are
-#: wrong (``invalid sslmode value``, ``invalid integer value "x" for connection option``, a ``-c``
-#: option the server refuses), not the server's state: usage, as a malformed URL is.
-_PG_PARAMETER_FAULTS = ("invalid ", "unrecognized configuration parameter", "fatal: invalid ", "fatal: unrecognized ")
-
-
-def unreachable_server(exc: BaseException, *, is_sqlite: bool) -> bool:
-    """True when opening a PostgreSQL connection failed for the server's or the network's sake — no
-    server listening, a host name that does not resolve, a time-out, the server refusing the
-    credentials, the role or the database (``FATAL: password authentication failed``), too many
-    clients, a server starting up or shutting down: an environment fault (exit 3), the URL being well
-    formed. A URL whose parameters libpq or the server refuse (``invalid sslmode value``, ``invalid
-    dsn``) is the command's own fault (exit 2), as a malformed URL is; SQLite is never a server."""
     if is_sqlite:
-        return False
-    if not isinstance(exc, pw.OperationalError):
-        return False  # psycopg2's ProgrammingError: "invalid dsn: invalid connection option"
-    reason = _PG_ATTEMPT.sub("", " ".join(str(_first_database_error(exc)).split())).lower()
-    return not reason.startswith(_PG_PARAMETER_FAULTS)
+        return any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
+    return any(marker in lowered for marker in (*_PG_UNREACHABLE, *_PG_LOST))
 
 
 def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
@@ -218,8 +208,9 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
 def open_database(url: str, *, writing: bool = False, read_only: bool = False) -> pw.Database:
     """:func:`connect`, then open the connection (a :class:`StorageError` naming the URL when it
     cannot be opened; :class:`StoreUnavailable`, exit 3, when the environment is at fault — a full
-    disk, an I/O error (:func:`environment_fault`), a PostgreSQL server that cannot be reached or
-    refuses the credentials (:func:`unreachable_server`); a URL whose parameters are refused stays exit 2)."""
+    disk, an I/O error, a PostgreSQL server that is down, out of reach, starting or out of
+    connection slots (:func:`environment_fault`); a wrong password, role, database or host name,
+    or a URL whose parameters are refused, stays the command's fault, exit 2)."""
     db = connect(url, writing=writing, read_only=read_only)
     deadline = time.monotonic() + busy_timeout_s()
     while True:
@@ -235,9 +226,5 @@ def open_database(url: str, *, writing: bool = False, read_only: bool = False) -
                 time.sleep(0.05)
                 continue
             is_sqlite = isinstance(db, pw.SqliteDatabase)
-            error = (
-                StoreUnavailable
-                if environment_fault(exc, is_sqlite=is_sqlite) or unreachable_server(exc, is_sqlite=is_sqlite)
-                else StorageError
-            )
+            error = StoreUnavailable if environment_fault(exc, is_sqlite=is_sqlite) else StorageError
             raise error(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None

@@ -86,3 +86,37 @@ def test_markdown_to_a_file_and_json_on_stdout_together(cli, project) -> None:
     clash = cli("run", SET, "--provider", "app", "--report", "markdown:-", "--json")
     assert clash.code == 2
     assert "--json and --report FORMAT:- both write to standard output" in clash.stderr
+
+
+def test_a_pathless_markdown_beside_json_is_refused_without_a_step_summary_and_appended_with_one(cli, project) -> None:
+    """`evalkit run … --report markdown --json | jq` outside GitHub Actions (a GitLab job, a laptop):
+    the Markdown was printed after the JSON document on standard output, so `jq` and `json.load`
+    failed on it (exit 0, no error). A report given no path that would print is refused beside
+    --json, as `markdown:-` is, before anything is called or stored; with $GITHUB_STEP_SUMMARY set it
+    is appended there and the JSON document stands alone."""
+    answer_hostile(project)
+    args = ("run", SET, "--provider", "app", "--report", "markdown", "--json")
+    clash = cli(*args, env={"GITHUB_STEP_SUMMARY": ""})
+    assert clash.code == 2, clash.stdout
+    assert "--json and --report markdown both write to standard output" in clash.stderr
+    assert clash.json()["exit_code"] == 2 and clash.json()["runs_kept"] == []
+    assert not (project / ".evalkit" / "results.db").exists()
+    summary = project / "summary.md"
+    alone = cli(*args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert alone.code == 0, alone.stderr
+    assert alone.json()["set"] == SET and summary.read_text().startswith("**✅ BASELINE**")
+
+
+def test_a_report_that_resolves_to_standard_output_beside_json_is_a_failure_not_mixed_into_it(monkeypatch) -> None:
+    """The last guard, where a report's destination is resolved: with the --json document on standard
+    output a report bound there is a named failure, never printed after the document."""
+    from evalkit.reports import targets
+
+    monkeypatch.setattr(targets, "_render", lambda target, report: ("**text**", object()))
+    rendered, failures = targets.render_reports([targets.ReportTarget("markdown", "-")], None, stdout_taken=True)
+    assert rendered == []
+    assert [(f.format, f.message) for f in failures] == [
+        ("markdown", "standard output holds the --json document; give this report a path")
+    ]
+    rendered, failures = targets.render_reports([targets.ReportTarget("markdown", "-")], None)
+    assert [r.destination for r in rendered] == ["-"] and failures == []
