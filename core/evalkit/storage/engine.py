@@ -7,6 +7,7 @@ reduced to its first cause, in one line (:func:`failure_cause`).
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -103,6 +104,11 @@ _PG_UNREACHABLE = (
 )
 
 
+#: How libpq begins the reason a connection attempt failed for (``connection to server at "db",
+#: port 5432 failed: …``, ``… on socket "/run/postgresql/.s.PGSQL.5432" failed: …``), lower-cased.
+_PG_ATTEMPT = re.compile(r'^connection to server (?:at "[^"]*"(?:\s*\([^)]*\))?, port \S+|on socket "[^"]*") failed:\s*')
+
+
 def environment_fault(exc: BaseException, *, is_sqlite: bool) -> bool:
     """True when a database error is the environment's, not the command's: a lock held past the
     busy timeout (:func:`lock_timed_out`), on SQLite a disk that cannot take the write, on
@@ -113,7 +119,10 @@ def environment_fault(exc: BaseException, *, is_sqlite: bool) -> bool:
     lowered = " ".join(str(_first_database_error(exc)).split()).lower()
     if is_sqlite:
         return any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
-    return any(marker in lowered for marker in (*_PG_UNREACHABLE, *_PG_LOST))
+    # the reason after libpq's "connection to server at …, port … failed:", which every failed
+    # attempt begins with, a refused password too ("connection to server" also marks a lost one)
+    reason = _PG_ATTEMPT.sub("", lowered)
+    return any(marker in reason for marker in (*_PG_UNREACHABLE, *_PG_LOST))
 
 
 def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
