@@ -7,6 +7,7 @@ import itertools
 import pytest
 from evalkit import CaseResult, Run, ServingIdentity
 from evalkit.baselines import Acceptance, BaselineScope
+from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 
 IDENTITY = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-08-06")
@@ -500,3 +501,24 @@ def _any_run_rules():  # noqa: ANN202
             return None
 
     return AnyRun()
+
+
+@pytest.mark.parametrize(
+    ("status", "todo"),
+    [
+        (
+            RunStatus.RUNNING,
+            "wait until it completes, or continue it if its process is gone (`evalkit show r7` says which)",
+        ),
+        (RunStatus.INCOMPLETE, "continue it (`evalkit show r7` prints the command that does)"),
+        (RunStatus.INTERRUPTED, "continue it (`evalkit show r7` prints the command that does)"),
+    ],
+)
+def test_a_chosen_baseline_that_is_not_complete_is_told_what_to_do_by_its_status(status: RunStatus, todo: str) -> None:
+    # a running run may still be answered (wait) or be a killed one that stays "running" (continue it);
+    # an incomplete or interrupted one can only be continued
+    from evalkit.baselines import not_complete
+
+    said = not_complete(Run("r7", "s.x", "deterministic", status=status), "--baseline r7")
+    assert said == f"--baseline r7 is {status.value}, and only a complete run can be a baseline: {todo}, or choose a complete run"
+    assert not_complete(Run("r7", "s.x", "deterministic", status=RunStatus.COMPLETE), "--baseline r7") is None

@@ -65,8 +65,9 @@ def not_complete(chosen: Run, named: str) -> str | None:
     what to do, not as a run "of another scope" (``None``: it is complete)."""
     if chosen.status is RunStatus.COMPLETE:
         return None
+    # a run whose process was killed stays "running" too: show says which, and how to continue it
     todo = (
-        "wait until it completes"
+        f"wait until it completes, or continue it if its process is gone (`evalkit show {chosen.id}` says which)"
         if chosen.status is RunStatus.RUNNING
         else f"continue it (`evalkit show {chosen.id}` prints the command that does)"
     )
