@@ -111,6 +111,9 @@ def index_build() -> str:
     return f"{INDEX_FORMAT};{TOKENIZER};reader-{READER_VERSION}"
 
 
+#: Where an index folder given by the retriever's own ``index_dir`` option came from, as messages say it.
+_FROM_INDEX_DIR_OPTION = "its index_dir option"
+
 #: What a user sets when the default index folder cannot be had or made: said by every such refusal.
 _INDEX_DIR_SETTINGS = (
     "set EVALKIT_CACHE_DIR to a folder that can be written, or give the retriever its own "
@@ -437,7 +440,7 @@ class LexicalRetriever:
         self.min_score = None if options.min_score is None else float(options.min_score)
         self.corpus = path.resolve()
         if options.index_dir is not None:
-            self.index_dir, self._index_dir_from = Path(options.index_dir).expanduser(), "its index_dir option"
+            self.index_dir, self._index_dir_from = Path(options.index_dir).expanduser(), _FROM_INDEX_DIR_OPTION
         else:
             try:
                 self.index_dir, self._index_dir_from = _default_index_dir_and_origin()
@@ -519,7 +522,7 @@ class LexicalRetriever:
     def _what_to_set(self) -> str:
         """What to do about an index folder that cannot be made or written: give the
         ``index_dir`` option another folder, or (the default's) :data:`_INDEX_DIR_SETTINGS`."""
-        if self._index_dir_from == "its index_dir option":
+        if self._index_dir_from == _FROM_INDEX_DIR_OPTION:
             return "give index_dir a folder that can be written"
         return _INDEX_DIR_SETTINGS
 

@@ -77,8 +77,10 @@ def continuing_defaults(args: Arguments, config: Any) -> Any:
 
 def store_words(args: Arguments) -> tuple[str, ...]:
     """The ``--config PATH`` and ``--database URL`` (its password as ``***``) this command was
-    given, as words: what a line continuing a run repeats."""
-    return tuple(word for name in ("config", "database") if getattr(args, name, None) for word in _given(args, name, None))
+    given, as words: what a line continuing a run repeats (:func:`evalkit.run.placement.store_options`)."""
+    from ..run.placement import store_options
+
+    return store_options(getattr(args, "config", None) or None, getattr(args, "database", None) or None)
 
 
 def given_options(args: Arguments) -> list[str]:

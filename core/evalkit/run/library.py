@@ -36,7 +36,6 @@ from ..storage import (
     store_failure_said,
 )
 from ..storage.protocols import ResultRepository, capabilities
-from ..storage.urls import hide_password
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
@@ -59,7 +58,7 @@ from .arguments import (
 )
 from .lifecycle import execute
 from .outcome import Outcome
-from .placement import continuing_options
+from .placement import continuing_options, store_options
 from .plan import Gate, Observing, Placement, RunPlan, Shard
 
 if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
@@ -407,17 +406,11 @@ def _continuing_args(
 
 
 def _store_words(config: Config | None, database: str | None) -> tuple[str, ...]:
-    """``--config PATH`` for a configuration a library caller gave that was read from a file, and
-    ``--database URL`` (its password as ``***``) for a store it named: what a line that continues
-    its run repeats, as the CLI's line repeats the ones typed (without them, pasted, the line read
+    """The :func:`~evalkit.run.placement.store_options` of a library call: the configuration its
+    caller gave, when read from a file, and the store it named (without them, pasted, the line read
     the configuration found from where it is pasted, and looked for the run in the default store).
     A configuration found from ``cwd`` is found again by a line pasted there: not said."""
-    words: list[str] = []
-    if config is not None and config.path is not None:
-        words += ["--config", str(config.path)]
-    if database is not None:
-        words += ["--database", hide_password(database)]
-    return tuple(words)
+    return store_options(config.path if config is not None else None, database)
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:

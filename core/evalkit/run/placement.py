@@ -42,6 +42,7 @@ __all__ = [
     "generator_options",
     "grader_plugin_of",
     "grading_options",
+    "store_options",
     "in_code_provenance",
     "new_run_id",
     "prompt_run_provenance",
@@ -238,6 +239,22 @@ def grading_options(run: Any) -> list[str]:
             continue
         words += [option] if value is True else [option, str(value)]
     return words
+
+
+def store_options(config: object, database: str | None) -> tuple[str, ...]:
+    """``--config PATH`` and ``--database URL`` (its passwords as ``***``:
+    :func:`evalkit.storage.urls.hide_password`) for the configuration file and the store a run was
+    read from or written to, as words: what a line continuing the run repeats, so that pasted it
+    finds the run where it is (none for a ``None``). The CLI's words (:func:`evalkit.cli.resuming.store_words`)
+    and a library call's (:func:`evalkit.evaluate_set`) alike."""
+    from ..storage.urls import hide_password  # the store's URL rules only where a line is built
+
+    words: list[str] = []
+    if config is not None:
+        words += ["--config", str(config)]
+    if database is not None:
+        words += ["--database", hide_password(database)]
+    return tuple(words)
 
 
 def answering_options(run: Any) -> list[str]:

@@ -89,15 +89,14 @@ _PEEWEE_OPTIONS = frozenset(
 
 #: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
-#: A PostgreSQL server that is down, restarting, full or out of reach (libpq's words): the
-#: environment's fault. A wrong password, database or host name stays the command's (exit 2).
+#: A PostgreSQL server that is down, restarting, full or out of reach (libpq's words; one shutting
+#: down is among :data:`_PG_LOST`, which is matched too): the environment's fault. A wrong password, database or host name stays the command's (exit 2).
 _PG_UNREACHABLE = (
     "connection refused",
     "timeout expired",
     "no route to host",
     "network is unreachable",
     "the database system is starting up",
-    "the database system is shutting down",
     "the database system is in recovery mode",
     "too many clients",
     "remaining connection slots are reserved",
