@@ -1402,3 +1402,22 @@ def test_the_verdict_job_says_why_a_passing_sharded_run_was_not_accepted(evalkit
     assert document.code == 0 and document.json()["verdict"]["acceptance_note"] == note, document.stdout
     said = " ".join(evalkit_cli(*job).stdout.split())
     assert "stays the baseline (it is worse than the baseline on pass_rate" in said, said
+
+
+def test_the_verdict_job_gives_no_reason_against_a_run_accepted_by_hand(evalkit_cli, project) -> None:
+    """A passing run not accepted by itself, then accepted with `baseline accept`: the verdict job
+    reports the acceptance, and `acceptance_note` (why it was *not* accepted) is null — not the
+    closing shard's reason recomputed beside an acceptance that contradicts it."""
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--run-id", "main-1", "--database", LOCAL).code == 0  # the baseline
+    answer_with(project, {**ARITH_GOOD, "add-2-2": "5"})  # within the tolerance, but worse: not accepted
+    tolerances = ("--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    shard = ("run", "arith.basic", "--run-id", "pr-1", "--database", LOCAL, *tolerances, "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0 and evalkit_cli(*shard, "2/2").code == 0
+    accepted = evalkit_cli("baseline", "accept", "pr-1", "--reason", "the new rounding is right", "--database", LOCAL)
+    assert accepted.code == 0, accepted.stdout + accepted.stderr
+    job = ("run", "arith.basic", "--run-id", "pr-1", "--database", LOCAL, *tolerances, "--wait-for-shards", "--timeout", "5s")
+    document = evalkit_cli(*job, "--json")
+    assert document.code == 0, document.stdout + document.stderr
+    assert document.json()["verdict"]["acceptance_note"] is None, document.stdout
+    assert document.json()["accepted"]["reason"] == "the new rounding is right", document.stdout
