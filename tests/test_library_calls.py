@@ -376,10 +376,11 @@ def host_timeout(seconds: float) -> Iterator[Callable[..., None]]:
 
 
 def _host_timed_out(
-    call: Callable[[Callable[..., None]], object], url: str, options: str = "", seconds: float = 0.3
+    call: Callable[[Callable[..., None]], object], url: str, options: str = "", seconds: float = 0.3, after: str = ""
 ) -> None:
     """The host's exception out of ``call(on_start)``, with evalkit's note on it (its line ending
-    with ``options``: the ``--provider`` and ``--grader`` the call gave, then its ``--database``); the run stored as interrupted; the host's
+    with ``options``: the ``--provider`` and ``--grader`` the call gave, then its ``--database``, then
+    ``after``: the ``--concurrency`` it gave); the run stored as interrupted; the host's
     handler in place again. ``seconds``: the host's limit."""
     with host_timeout(seconds) as on_start:
         with pytest.raises(HostTimeout, match="the host's own") as raised:
@@ -389,7 +390,7 @@ def _host_timed_out(
     assert run.status.value == "interrupted"
     assert raised.value.__notes__ == [
         f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
-        f"continue it with `evalkit run evalkit.smoke --resume {run.id}{options} --database {url}`"
+        f"continue it with `evalkit run evalkit.smoke --resume {run.id}{options} --database {url}{after}`"
     ]
 
 
@@ -420,7 +421,8 @@ def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_th
             on_start=on_start,
         ),
         url,
-        " --provider self --grader hostile.stuck_grader",
+        f" --provider self --grader hostile.stuck_grader --config {(tmp_path / 'evalkit.toml').resolve()}",
+        after=" --concurrency 1",
     )
 
 
@@ -442,7 +444,8 @@ def test_a_hosts_own_alarm_while_the_generator_answers_is_the_hosts_not_an_evalk
                 "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
             ),
             url,
-            " --provider slow",
+            f" --provider slow --config {(tmp_path / 'evalkit.toml').resolve()}",
+            after=" --concurrency 1",
         )
 
 
@@ -706,7 +709,7 @@ def test_a_plugin_that_stops_the_timer_during_a_library_run_leaves_the_hosts_lim
         on_start()  # the host's timer runs before evalkit is called, as a @timeout's does
         return evaluate_set("evalkit.smoke", grader="alarmist.grader", concurrency=1, database=url, cwd=tmp_path)
 
-    _host_timed_out(started_before_the_call, url, " --grader alarmist.grader", seconds=3.0)
+    _host_timed_out(started_before_the_call, url, " --grader alarmist.grader", seconds=3.0, after=" --concurrency 1")
 
 
 def test_a_hosts_alarm_set_from_on_check_while_the_checks_limits_hold_sigalrm_is_refused_aloud(
@@ -1404,14 +1407,15 @@ def test_a_stopped_library_run_of_an_installed_set_says_the_generator_that_conti
     )
     (note,) = [n for n in stopped.notes if "reached after" in n]
     line = note.split("resume it with: ", 1)[1]
-    assert line == f"evalkit run arith.basic --resume lib-1 {chosen} --max-requests 6", note
+    config = (project / "evalkit.toml").resolve()  # the configuration cwd= found: said, for a line pasted elsewhere
+    assert line == f"evalkit run arith.basic --resume lib-1 {chosen} --config {config} --max-requests 6", note
 
     def ctrl_c(*_: object) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("arith.basic", provider="my-app", **chosen_model, cwd=project, run_id="lib-2", on_case=ctrl_c)
-    assert str(interrupted.value).endswith(f"continue it with `evalkit run arith.basic --resume lib-2 {chosen}`"), str(
+    assert str(interrupted.value).endswith(f"continue it with `evalkit run arith.basic --resume lib-2 {chosen} --config {config}`"), str(
         interrupted.value
     )
     for pasted in (line, f"evalkit run arith.basic --resume lib-2 {chosen}"):
@@ -1535,5 +1539,57 @@ def test_a_stopped_library_run_of_a_generator_bound_in_code_says_the_call_not_a_
     installed = bind_generator(load_config(cwd=project), "my-app", None)
     stopped = evaluate_set("arith.basic", bound_generator=installed, cwd=project, max_requests=1, run_id="b-app")
     (note,) = [n for n in stopped.notes if "reached after" in n]
-    assert note.endswith("resume it with: evalkit run arith.basic --resume b-app --provider my-app --max-requests 6")
+    config = (project / "evalkit.toml").resolve()
+    assert note.endswith(f"resume it with: evalkit run arith.basic --resume b-app --provider my-app --config {config} --max-requests 6")
     assert cli("run", "arith.basic", "--resume", "b-app", "--provider", "my-app", "--max-requests", "6").code == 0
+
+
+def test_a_stopped_library_run_says_its_concurrency_and_the_configuration_its_cwd_found(
+    cli: Callable, project: Path, tmp_path: Path
+) -> None:
+    """``evaluate_set("arith.basic", provider="my-app", cwd=PROJECT, concurrency=2, max_requests=1)``
+    said ``evalkit run arith.basic --resume ID --provider my-app --max-requests 6``: pasted anywhere
+    but PROJECT it found no configuration (``Unknown provider``), and it answered 8 at a time. The
+    line says the configuration ``cwd`` found and the concurrency, the higher limit once; pasted in
+    another folder, it completes the run."""
+    import shlex
+
+    from evalkit import evaluate_set
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    database = f"sqlite:///{project / 'lib.db'}"
+    stopped = evaluate_set(
+        "arith.basic", provider="my-app", cwd=project, database=database, concurrency=2, max_requests=1, run_id="lib-c"
+    )
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    words = shlex.split(note.split("resume it with: ", 1)[1])
+    assert words[words.index("--config") + 1] == str((project / "evalkit.toml").resolve()), words
+    assert words[words.index("--concurrency") + 1] == "2", words
+    assert words.count("--max-requests") == 1, words
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    resumed = cli(*words[1:], "--json", cwd=elsewhere)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def test_a_stopped_library_run_given_grader_options_no_flag_says_is_continued_by_the_call() -> None:
+    """``evaluate_set(..., grader="decision", grader_options={"judge": "j", "pass_threshold": 0.9})``:
+    its line said ``--grader decision --judge j``, and pasted graded the rest at the default
+    threshold. Grader options no flag says make the line the library call, as a generator bound in
+    code does; the judge's alone keep the command."""
+    from evalkit.run.placement import continued_in_code, prompt_run_provenance, unsaid_grader_options
+
+    assert unsaid_grader_options({"judge": "j", "repeats": 2, "allow_self_judge": True}) == []
+    assert unsaid_grader_options({"judge": "j", "pass_threshold": 0.9}) == ["pass_threshold"]
+    said = prompt_run_provenance(False, "decision", grader_options={"judge": "j"})
+    unsaid = prompt_run_provenance(False, "decision", grader_options={"judge": "j", "pass_threshold": 0.9})
+
+    class Stored:
+        def __init__(self, provenance: object) -> None:
+            self.provenance = provenance
+
+    assert not continued_in_code(Stored(said))
+    assert continued_in_code(Stored(unsaid))

@@ -276,3 +276,50 @@ def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_i
         and "EVALKIT_SHARD_COUNT='²', which is not a whole number from 0 to 999,999,999" in counted.stderr
     )
     assert not (project / "k.db").exists()
+
+
+def test_an_option_that_only_says_how_shards_answer_is_refused_by_the_verdict_job(evalkit_cli, project) -> None:
+    """``evalkit run SET --wait-for-shards --concurrency 4`` waited as if ``--concurrency`` were
+    nothing (docs/ci.md: the verdict job answers nothing): a user who meant the shards to answer 4
+    at a time was not told. Each option that only says how a run is answered is refused, exit 2,
+    named, before anything is waited for."""
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    store = ["--database", f"sqlite:///{project / 'shared.db'}"]
+    shard = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--shard", "1/2", "--run-id", "w-1", *store)
+    assert shard.code == 0, shard.stdout + shard.stderr
+    waiting = ["run", "arith.basic", "--provider", "my-app", "--wait-for-shards", "--run-id", "w-1", "--timeout", "1s", *store]
+    refused = evalkit_cli(*waiting, "--concurrency", "4", "--max-requests", "3")
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert "--wait-for-shards answers nothing itself, so --concurrency, --max-requests would change nothing" in refused.stderr
+    waited = evalkit_cli(*waiting)  # without them it waits (and times out: shard 2/2 never came)
+    assert waited.code != 2, waited.stdout + waited.stderr
+
+
+def test_a_shard_says_its_own_figures_beside_the_runs_each_labelled(evalkit_cli, project) -> None:
+    """Shard 2/2 of a run printed ``Pass rate: 100.0% (6/6)`` and, in ``--json``, ``"answered": 6``
+    and the run's requests: every shard's figures, where a reader of that shard's log expected its
+    own (it answered 3). A shard's output now says what it answered itself, labelled, and that the
+    figures are the run's; ``--json`` gives them as ``"shard"`` beside the run's."""
+    from evalkit.run.plan import Shard
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    mine = [sum(1 for case in ARITH_GOOD if Shard(i, 2).owns(case)) for i in (1, 2)]
+    store = ["--database", f"sqlite:///{project / 'shared.db'}"]
+    first = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--shard", "1/2", "--run-id", "f-1", *store)
+    assert first.code == 0, first.stdout + first.stderr
+    said = " ".join(first.stdout.split())
+    assert (
+        f"This job answered {mine[0]} of shard 1/2's cases: {mine[0]} passed, none errored. "
+        "The figures below are the run's so far (every shard's that is in), not this shard's."
+    ) in said, said
+    second = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--shard", "2/2", "--run-id", "f-1", "--json", *store)
+    assert second.code == 0, second.stdout + second.stderr
+    document = second.json()
+    assert document["shard"] == {"index": 2, "count": 2, "answered_here": mine[1], "passed_here": mine[1], "errored_here": 0}
+    assert document["answered"] == len(ARITH_GOOD)  # the run's
+    whole = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--json", *store)
+    assert whole.json()["shard"] is None

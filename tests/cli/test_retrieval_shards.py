@@ -113,6 +113,9 @@ def test_a_retrieval_run_sharded_over_two_processes_gets_the_verdict_of_one_proc
             documents.append(document)
         closing = [d for d in documents if d["status"] == "complete"]
         assert closing, "the shard that stores the run's last question completes it"
+        # each shard's own figures beside the run's (which the closing one's metrics are)
+        assert sorted((d["shard"]["index"], d["shard"]["count"]) for d in documents) == [(1, 2), (2, 2)]
+        assert sum(d["shard"]["answered_here"] for d in documents) == 4 and single["shard"] is None
         for document in documents:
             if document["status"] == "running":
                 assert document["verdict"]["state"] == "pending" and "verdict pending" in document["verdict"]["reason"]
@@ -126,7 +129,7 @@ def test_a_retrieval_run_sharded_over_two_processes_gets_the_verdict_of_one_proc
         code, out, err = finish(waiting)
         assert code == 1, err
         job = json.loads(out)
-        assert job["run_id"] == "split-1" and job["status"] == "complete"
+        assert job["run_id"] == "split-1" and job["status"] == "complete" and job["shard"] is None
         assert job["verdict"] == single["verdict"] and job["baseline_state"] == "comparable"
         assert measured(job) == measured(single) and job["notes"] == ["Every shard of run split-1 is in."]
         assert {q["id"]: q["hit_at_1"] for q in job["questions"]} == {q["id"]: q["hit_at_1"] for q in single["questions"]}

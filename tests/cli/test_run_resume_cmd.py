@@ -1015,9 +1015,9 @@ def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_p
     )
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     said = " ".join((stopped.stdout + stopped.stderr).split())
-    line = "evalkit run arith.basic --resume c-1 --provider my-app --cache --privacy full --max-requests 6"
+    line = "evalkit run arith.basic --resume c-1 --provider my-app --privacy full --cache --max-requests 6"
     assert f"resume it with: {line} " in said, said
-    assert began == ["evalkit run arith.basic --provider my-app --cache --privacy full --resume c-1"]
+    assert began == ["evalkit run arith.basic --provider my-app --privacy full --max-requests 1 --cache --resume c-1"]
     resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
@@ -1103,6 +1103,7 @@ def test_the_lines_a_stopped_run_prints_continue_it_with_its_repeats_whatever_th
     import shlex
 
     from evalkit.cli import ending
+    from evalkit.run.placement import without_options
     from evalkit.storage import open_repository
 
     answer_with(project, ARITH_GOOD)
@@ -1117,9 +1118,12 @@ def test_the_lines_a_stopped_run_prints_continue_it_with_its_repeats_whatever_th
     said = " ".join((stopped.stdout + stopped.stderr).split())
     line = said.split("resume it with: ", 1)[1].split(" All ", 1)[0]
     assert line.startswith("evalkit run arith.basic --resume c-2 --provider my-app --max-requests "), said
-    assert began == ["evalkit run arith.basic --provider my-app --resume c-2"]
+    # a killed run's line repeats the limit it was given (the run's, counted over a resume): pasted
+    # here, after the limit stopped it, it is pasted with that limit left out (a user raising it)
+    assert began == ["evalkit run arith.basic --provider my-app --max-requests 2 --resume c-2"]
     config.write_text(original + after)
-    resumed = evalkit_cli(*shlex.split(line if pasted == "limit" else began[0])[1:], "--json")
+    ctrl_c = without_options(shlex.split(began[0]), ["--max-requests"])
+    resumed = evalkit_cli(*(shlex.split(line) if pasted == "limit" else ctrl_c)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
     repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")

@@ -99,6 +99,9 @@ class Arguments(SimpleNamespace):
     #: The third-party stores the command opened (:func:`evalkit.cli.stored.opened_for`): what
     #: raised through one of them is said as that store's failure.
     opened_stores: list[Any]
+    #: The command's declared options (click's), in order: what a line that continues a run reads
+    #: to repeat every option given (:func:`evalkit.cli.resuming.given_options`).
+    declared_options: tuple[Any, ...] = ()
 
     def __init__(self, **params: Any) -> None:
         """The parameters by name; ``opened_stores`` starts empty unless given (a command run
@@ -109,8 +112,11 @@ class Arguments(SimpleNamespace):
 
 def arguments(handler: Callable[[Arguments], int], params: dict[str, Any], **extra: Any) -> Arguments:
     """The :class:`Arguments` for ``handler`` from the running command's ``params`` (its callback's
-    keyword arguments), with the global options merged (:func:`merged_global_options`)."""
-    return Arguments(**{**params, **merged_global_options(click.get_current_context())}, handler=handler, **extra)
+    keyword arguments), with the global options merged (:func:`merged_global_options`) and the
+    command's declared options (:attr:`Arguments.declared_options`)."""
+    ctx = click.get_current_context()
+    declared = tuple(param for param in ctx.command.params if isinstance(param, click.Option))
+    return Arguments(**{**params, **merged_global_options(ctx)}, handler=handler, declared_options=declared, **extra)
 
 
 def merged_global_options(ctx: click.Context) -> dict[str, Any]:

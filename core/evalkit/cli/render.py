@@ -211,6 +211,8 @@ def render_outcome(
         out.print(f"Concurrency: {counted(outcome.concurrency, unit)} in flight")
     for note in outcome.notes:
         out.print(note, style="yellow")
+    if outcome.shard is not None:  # a shard's own figures, then the run's (labelled as such)
+        out.print(outcome.shard.said(run.status.value != "running"))
     for failure in outcome.plugin_failures:
         out.print(f"warning: {failure}", style="yellow")
     columns = (
@@ -692,7 +694,9 @@ def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
 def outcome_document(outcome: Outcome, with_cases: bool = True, flaky: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``; without ``with_cases`` its ``"cases"`` is
     ``None`` (keeping its place for cases printed one by one). ``flaky_cases`` lists the cases the
-    verdict names that flip back and forth in the scope's history (``flaky``: id → why)."""
+    verdict names that flip back and forth in the scope's history (``flaky``: id → why). ``"shard"``:
+    a shard's own figures (:meth:`~evalkit.run.outcome.ShardFigures.document`), ``null`` for a run
+    not sharded; every other figure is the run's."""
     from .comparison_view import verdict_document
 
     verdict = outcome.verdict
@@ -705,4 +709,6 @@ def outcome_document(outcome: Outcome, with_cases: bool = True, flaky: Mapping[s
     document["accepted"] = acceptance_document(verdict.acceptance)
     document["baseline_id"] = document["verdict"]["baseline_id"]
     document["flaky_cases"] = [{"id": case_id, "why": why} for case_id, why in (flaky or {}).items()]
+    # a shard's own figures; the document's others (answered, passed, pass_rate, spend…) are the run's
+    document["shard"] = outcome.shard.document() if outcome.shard is not None else None
     return document

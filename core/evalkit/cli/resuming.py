@@ -4,9 +4,9 @@ as printed it resumes the run in the same store, with the same configuration and
 The library's own line names only the set (and retriever, deployment): it cannot know that the
 store came from ``--database`` or the configuration from ``--config``, and pasted without them it
 looked in the default store and said there was no such run. The CLI knows what was given: the
-command, its arguments and the options that choose the store, the configuration and what answers
-(``--provider``, ``--model``, ``--grader``, the judge, ``--deployment``, ``--answers-from``), each quoted for a POSIX
-shell. A password in a database URL is shown as ``***`` (a printed line is not a secret store: the
+command, its arguments and every option given that changes what the run does (all but those
+:data:`NOT_RESUMED` names: the store, the configuration, what answers and grades, how — ``--concurrency``,
+``--judge-unjudged``, ``--k``, the limits, the gate), each quoted for a POSIX shell. A password in a database URL is shown as ``***`` (a printed line is not a secret store: the
 reader puts it back, or sets ``EVALKIT_DATABASE_URL`` as the job did).
 """
 
@@ -15,14 +15,16 @@ from __future__ import annotations
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from .app import Arguments
 
 __all__ = [
-    "RESUMED_OPTIONS",
+    "ANSWERING_ONLY",
+    "NOT_RESUMED",
+    "answering_only_given",
     "continuing_defaults",
     "given_options",
     "resume_command",
@@ -30,16 +32,25 @@ __all__ = [
     "with_resume_command",
 ]
 
-#: The options a resume command repeats when they were given, and the value each has when not
-#: given (``None``: any value given is repeated; a flag repeats as the bare option).
-RESUMED_OPTIONS: dict[str, Any] = {
-    "provider": None, "model": None, "grader": "deterministic", "judge": None, "judge_repeats": None,
-    "judge_temperature": None, "allow_self_judge": False, "deployment": None, "config": None, "database": None,
-    # the answers a case stands for: a resume without it answers the rest once each
-    "repeats": None,
-    # the stored run whose answers are reused: a resume without it asks the model for the rest
-    "answers_from": None,
-}  # fmt: skip
+#: The options of ``evalkit run`` / ``retrieval`` / ``regrade`` a line that continues the run does
+#: NOT repeat, and why; every other option given (not left at its default) is repeated, as typed
+#: and in the order the command declares its options (:func:`given_options`). This is the one
+#: declaration: an option added to a command is repeated unless it is named here, so a line never
+#: again drops one that changes what the resumed run does (``--concurrency``, ``--judge-unjudged``,
+#: ``--k``, ``--budget``, a gate option…).
+NOT_RESUMED: dict[str, str] = {
+    "resume": "the line ends with its own place (--resume RUN_ID, or a shard's --shard I/N --run-id RUN_ID)",
+    "shard": "the line ends with its own place",
+    "run_id": "the line ends with its own place",
+    "wait": "--wait-for-shards answers nothing: no line continues it",
+    "timeout": "how --wait-for-shards waits",
+    "poll": "how --wait-for-shards waits",
+    "label": "stored with a new run only: a resumed or joined run keeps its own",
+    "show_all": "what the output lists, not what the run does",
+    "show_answers": "what the output shows, not what the run does",
+    "json": "the output's form, not what the run does",
+    "traceback": "what an internal error prints, not what the run does",
+}
 
 
 def _hidden_password(url: str) -> str:
@@ -84,28 +95,65 @@ def store_words(args: Arguments) -> tuple[str, ...]:
 
 
 def given_options(args: Arguments) -> list[str]:
-    """The :data:`RESUMED_OPTIONS` given to this command, as words (a database password as ``***``),
-    and ``--cache`` when it was given (with ``--privacy full`` when that was: below it ``--cache`` is
-    refused unless ``[cache] enabled`` allows it, and a resume takes the privacy level given, not
-    the run's): what every line that resumes a run repeats, an interrupted one's and a stopped one's alike."""
-    parts = [word for name, default in RESUMED_OPTIONS.items() for word in _given(args, name, default)]
-    if getattr(args, "cache", None) is True:  # a resume without it asks the model for what the cache holds
-        parts.append("--cache")
-        if getattr(args, "privacy", None) == "full":
-            parts += ["--privacy", "full"]
-    return parts
+    """Every option given to this command that changes what the run does, as words, in the order
+    the command declares them (a database password as ``***``): all the command's options
+    (:attr:`Arguments.declared_options`) but those :data:`NOT_RESUMED` names and those left at their
+    defaults. What every line that resumes a run repeats, an interrupted one's and a stopped one's
+    alike; a stopped one gives its higher limits after them (:func:`without_options` drops the
+    given ones: :func:`evalkit.run.placement.without_options`)."""
+    return [word for name, words in _each_given(args) if name not in NOT_RESUMED for word in words]
 
 
-def _given(args: Arguments, name: str, default: Any) -> list[str]:
-    """Option ``name`` as this command was given it, as words (none when it is ``None`` or
-    ``default``; a flag bare; a database URL with its password as ``***``)."""
-    value = getattr(args, name, default)
-    if value is None or value == default:
+#: The options that only say how a process answers the cases (or what a run it begins stores):
+#: ``--wait-for-shards`` answers nothing, so each of them given with it is refused
+#: (:func:`answering_only_given`), where it was silently ignored.
+ANSWERING_ONLY = frozenset({
+    "concurrency", "wait_ready", "repeats", "judge", "judge_repeats", "judge_temperature", "allow_self_judge",
+    "budget", "max_requests", "cache", "answers_from", "label", "privacy", "k", "relevance_threshold",
+    "judge_unjudged",
+})  # fmt: skip
+
+
+def answering_only_given(args: Arguments) -> list[str]:
+    """The :data:`ANSWERING_ONLY` options given to this command, as their names (``--concurrency``)."""
+    return [words[0] for name, words in _each_given(args) if name in ANSWERING_ONLY]
+
+
+def _each_given(args: Arguments) -> Iterator[tuple[str, list[str]]]:
+    """Each option of this command given (not left at its default), by name, with its words
+    (:func:`_given`), in the order the command declares them."""
+    for option in getattr(args, "declared_options", ()):
+        name = option.name
+        if name is None or not option.opts or not hasattr(args, name):
+            continue
+        words = _given(option, args, name)
+        if words:
+            yield name, words
+
+
+def _given(option: Any, args: Arguments, name: str) -> list[str]:
+    """Click ``option`` as this command was given it, as words: none when left at its default (or
+    ``None``, or an empty repeatable option); a flag as its own name (``--no-cache`` for a
+    ``--cache/--no-cache`` turned off); a repeatable option once per value; a database URL with its
+    password as ``***``. A run of several ``--provider`` is continued one provider at a time: its
+    ``args.provider``."""
+    value = getattr(args, name)
+    if name == "providers":
+        value = (args.provider,) if getattr(args, "provider", None) else value
+    default = option.default if not callable(option.default) else None
+    if value is None or value is False and not option.secondary_opts or value == default:
         return []
-    option = "--" + name.replace("_", "-")
-    if value is True:
-        return [option]
-    return [option, _hidden_password(str(value)) if name == "database" else str(value)]
+    flag = _longest(option.opts)
+    if getattr(option, "is_flag", False) and isinstance(value, bool):
+        return [flag if value else _longest(option.secondary_opts)]
+    values = list(value) if getattr(option, "multiple", False) else [value]
+    said = [_hidden_password(str(one)) if name == "database" else str(one) for one in values]
+    return [word for one in said for word in (flag, one)]
+
+
+def _longest(opts: Sequence[str]) -> str:
+    """The option's long name (``--max-requests``, not a short alias)."""
+    return max(opts, key=len)
 
 
 def with_resume_command(

@@ -372,6 +372,8 @@ def render_outcome(
         out.print(f"warning: {warning}", style="yellow")
     for note in outcome.notes:
         out.print(note, style="yellow")
+    if outcome.shard is not None:  # a shard's own figures, then the run's (labelled as such)
+        out.print(outcome.shard.said(run.status.value != "running"))
     if detail.resume_note:
         out.print(detail.resume_note)
     columns = (
@@ -658,6 +660,8 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "notes": [*verdict.notes, *outcome.notes],
         "resumed": detail.resume_note,
         "accepted": acceptance_document(verdict.acceptance),
+        # a shard's own figures; the metrics and the rest are the run's
+        "shard": outcome.shard.document() if outcome.shard is not None else None,
     }
 
 

@@ -428,12 +428,23 @@ def pipeline_run_id(scope: tuple[str | None, ...]) -> str | None:
 
 
 def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
-    """``--wait-for-shards``: the run once every shard is in (refusing what cannot be waited for)."""
+    """``--wait-for-shards``: the run once every shard is in (refusing what cannot be waited for, and
+    the options that only say how a run is answered: :func:`evalkit.cli.resuming.answering_only_given`)."""
     from ..errors import UsageError
     from .report_cmd import wait_for
 
     if args.shard or args.resume is not None:
         raise UsageError("--wait-for-shards answers nothing itself; it cannot be combined with --shard or --resume")
+    from .resuming import answering_only_given
+
+    ignored = answering_only_given(args)
+    if ignored:
+        raise UsageError(
+            f"--wait-for-shards answers nothing itself, so {', '.join(ignored)} would change nothing: "
+            f"{'it says' if len(ignored) == 1 else 'they say'} how the shard jobs answer; give "
+            f"{'it' if len(ignored) == 1 else 'them'} to the shard jobs and leave {'it' if len(ignored) == 1 else 'them'} "
+            "out here"
+        )
     run_id = args.run_id or pipeline_run_id(scope)
     if run_id is None:
         raise UsageError("--wait-for-shards needs the run's id: pass --run-id ID (no CI pipeline id is set to derive it from)")

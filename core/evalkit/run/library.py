@@ -297,8 +297,8 @@ def evaluate_set(
     from .answering import spending
 
     check_label(label)
-    store = _store_words(config, database)  # what a continuing line repeats: the caller chose them
-    config = config if config is not None else load_config(cwd=cwd)
+    given_config, config = config, config if config is not None else load_config(cwd=cwd)
+    store = _store_words(given_config, config, cwd, database)  # what a continuing line repeats
     tolerances, gate = _gating(config, tolerances, gate, "prompts")
     repeats_given = repeats is not None  # else a continued run's own, then the configuration's
     repeats = chosen_repeats(repeats, config)
@@ -327,6 +327,7 @@ def evaluate_set(
         if answers_from is not None
         else None
     )
+    said = _said_keywords(evaluate_set, locals())
     with opened(url, needs_a_run=asked_for) as repository:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
@@ -339,7 +340,7 @@ def evaluate_set(
         answering = attrs.evolve(answering, spending=plan_of_spending)
         placement = Placement(run_id, resume, shard, label, privacy)
         answering = attrs.evolve(
-            answering, command_args=_continuing_args(answering, placement, config, command_args, store)
+            answering, command_args=_continuing_args(answering, placement, config, command_args, store, said)
         )
         plan = RunPlan(
             answering,
@@ -389,7 +390,8 @@ def _continued_repeats(
 
 
 def _continuing_args(
-    answering: Any, placement: Placement, config: Config, given: Sequence[str] | None, store: Sequence[str] = ()
+    answering: Any, placement: Placement, config: Config, given: Sequence[str] | None, store: Sequence[str] = (),
+    said: Sequence[str] = (),
 ) -> tuple[str, ...]:
     """The options the line that continues the run repeats after the set: ``given`` (the CLI's, as
     typed: ``--provider``, ``--config``, ``--database``…), else — a library call, whose caller typed
@@ -398,19 +400,45 @@ def _continuing_args(
     the configured one, ``--grader``, the judge's options, ``--cache``, ``--answers-from``), read
     from the run's header, with the caller's ``store`` (:func:`_store_words`): without them the line
     answered with the default generator, graded by the default grader in the default store, and was
-    refused."""
+    refused; then the keywords a command says by an option (``said``: :func:`_said_keywords`)."""
     if given is not None:
         return tuple(given)
     header = answering.header(placement.run_id or "", 0.0, placement)
-    return tuple(continuing_options(header, resume_defaults(config).aliases, store=store))
+    return (*continuing_options(header, resume_defaults(config).aliases, store=store), *said)
 
 
-def _store_words(config: Config | None, database: str | None) -> tuple[str, ...]:
+def _store_words(given: Config | None, config: Config, cwd: Path | None, database: str | None) -> tuple[str, ...]:
     """The :func:`~evalkit.run.placement.store_options` of a library call: the configuration its
-    caller gave, when read from a file, and the store it named (without them, pasted, the line read
-    the configuration found from where it is pasted, and looked for the run in the default store).
-    A configuration found from ``cwd`` is found again by a line pasted there: not said."""
-    return store_options(config.path if config is not None else None, database)
+    caller gave (``given``), when read from a file, or the one found from the ``cwd`` it gave
+    (``config``), and the store it named (without them, pasted, the line read the configuration
+    found from where it is pasted, and looked for the run in the default store). A configuration
+    found from the process's own folder (no ``cwd``) is found again by a line pasted there: not said."""
+    read = given if given is not None else config if cwd is not None else None
+    path = read.path if read is not None else None
+    return store_options(Path(path).resolve() if given is None and path is not None else path, database)
+
+
+#: The keywords of :func:`evaluate_set` and :func:`evaluate_retrieval` that change what a run does
+#: and that a command line says with the option of the same name (``concurrency=4``:
+#: ``--concurrency 4``): what the line that continues a library call's run repeats when the caller
+#: gave one other than the function's default (:func:`_said_keywords`), besides what answers and
+#: grades the run (read from its header) and the store.
+SAID_KEYWORDS = ("concurrency", "wait_ready", "budget", "max_requests", "k", "relevance_threshold", "judge_unjudged")
+
+
+def _said_keywords(function: Callable[..., Any], given: Mapping[str, Any]) -> tuple[str, ...]:
+    """The :data:`SAID_KEYWORDS` ``function`` takes that its call gave (``given``: its locals) other
+    than its signature's default, as a command line's words (a wait in seconds as ``90s``)."""
+    import inspect
+
+    parameters = inspect.signature(function).parameters
+    words: list[str] = []
+    for name in SAID_KEYWORDS:
+        value = given.get(name)
+        if name not in parameters or value is None or value == parameters[name].default:
+            continue
+        words += ["--" + name.replace("_", "-"), f"{value:g}s" if name == "wait_ready" else str(value)]
+    return tuple(words)
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:
@@ -522,8 +550,8 @@ def evaluate_retrieval(
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
     check_label(label)
-    store = _store_words(config, database)  # what a continuing line repeats: the caller chose them
-    config = config if config is not None else load_config(cwd=cwd)
+    given_config, config = config, config if config is not None else load_config(cwd=cwd)
+    store = _store_words(given_config, config, cwd, database)  # what a continuing line repeats
     tolerances, gate = _gating(config, tolerances, gate, "retrieval")
     source = question_answering.QuestionSource(
         question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy
@@ -546,7 +574,7 @@ def evaluate_retrieval(
         )
         holes.check_ready()
     answering = question_answering.start_retriever(resolved, config, on_prepare)
-    answering.command_args = store
+    answering.command_args = (*store, *_said_keywords(evaluate_retrieval, locals()))
     closing: list[str] = []
     try:
         if holes is not None:

@@ -60,7 +60,7 @@ from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
 from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
-from .outcome import Outcome
+from .outcome import Outcome, ShardFigures
 from .placement import regrade_again, regraded_from
 from .plan import RunPlan, check_run_id, new_run_id
 
@@ -425,6 +425,9 @@ class _Lifecycle:
     plugin_failures: list[str] = attrs.Factory(list)
     #: The cases this process stored errored (its own slice's, not another shard's).
     errored_here: int = 0
+    #: The cases this process stored, and of those the ones that passed (a shard says them: :class:`ShardFigures`).
+    answered_here: int = 0
+    passed_here: int = 0
     #: Whether this process's slice is all in: answered to its end (no limit stopped it).
     slice_in: bool = False
 
@@ -545,9 +548,12 @@ class _Lifecycle:
         failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ()) + tuple(self.plugin_failures)
         # A shard's own slice, stored whole without an error: the run's errored cases are other shards' to answer again.
         slice_clean = shard is not None and self.slice_in and not self.errored_here
+        figures = None
+        if shard is not None:
+            figures = ShardFigures(shard.index, shard.count, self.answered_here, self.passed_here, self.errored_here)
         return Outcome(
             stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
-            detail=self.answering.detail(stored, verdict, self.store), slice_clean=slice_clean,
+            detail=self.answering.detail(stored, verdict, self.store), slice_clean=slice_clean, shard=figures,
         )  # fmt: skip
 
     def _store_header(self, header: Run) -> Run | KeyboardInterrupt | HostAlarm | StoreFailure:
@@ -809,8 +815,11 @@ class _Lifecycle:
         on_case = callers("on_case", self.plan.observing.on_case)
 
         def told(case: CaseResult) -> None:
+            self.answered_here += 1
             if case.errored:
                 self.errored_here += 1
+            elif case.passed:
+                self.passed_here += 1
             self._notify("evalkit_case_graded", run=header, case=case)
             if on_case is not None:
                 on_case(case)

@@ -10,7 +10,32 @@ from ..runs import Run, RunStatus
 from ..storage.values import INCONCLUSIVE, NOT_COMPARABLE, Acceptance
 from ..verdict import Comparison, Verdict
 
-__all__ = ["Outcome", "exit_code"]
+__all__ = ["Outcome", "ShardFigures", "exit_code"]
+
+
+@attrs.frozen
+class ShardFigures:
+    """What one shard's process did, beside the run's figures (which count every shard's cases
+    stored so far): shard ``index`` of ``count``, the cases this process stored (``answered``) and
+    of those how many passed and errored. A shard's output says both, each labelled."""
+
+    index: int
+    count: int
+    answered: int = 0
+    passed: int = 0
+    errored: int = 0
+
+    def said(self, run_complete: bool) -> str:
+        """The line a shard's text output says before the run's figures."""
+        whose = "the whole run's (every shard's)" if run_complete else "the run's so far (every shard's that is in)"
+        return (
+            f"This job answered {self.answered} of shard {self.index}/{self.count}'s cases: {self.passed} passed, "
+            f"{self.errored or 'none'} errored. The figures below are {whose}, not this shard's."
+        )
+
+    def document(self) -> dict[str, int]:
+        """The ``"shard"`` object of a shard's ``--json`` document (its other figures are the run's)."""
+        return {"index": self.index, "count": self.count, "answered_here": self.answered, "passed_here": self.passed, "errored_here": self.errored}
 
 
 @attrs.frozen
@@ -26,7 +51,9 @@ class Outcome:
     :class:`~evalkit.run.answering.questions.QuestionsDetail` (the question set, deployment,
     provenance, metrics, each question's score and ranking); ``None`` for a prompt run.
     ``slice_clean`` is true for a shard that stored its whole slice without an errored case: the
-    run's errored cases, if any, are another shard's (see :func:`exit_code`).
+    run's errored cases, if any, are another shard's (see :func:`exit_code`). ``shard``: a shard's
+    own figures (:class:`ShardFigures`; ``None`` for a run that is not sharded): the run's are
+    every shard's.
     """
 
     run: Run
@@ -36,6 +63,7 @@ class Outcome:
     concurrency: int | None = None
     detail: Any = None
     slice_clean: bool = False
+    shard: ShardFigures | None = None
 
     @property
     def comparison(self) -> Comparison | None:

@@ -32,6 +32,7 @@ __all__ = [
     "continuing_call",
     "continuing_options",
     "continuing_words",
+    "GRADER_OPTIONS_IN_CODE",
     "GRADER_PLUGIN",
     "GENERATOR_BUILT_IN_CODE",
     "JUDGE_OPTIONS",
@@ -43,6 +44,7 @@ __all__ = [
     "grader_plugin_of",
     "grading_options",
     "store_options",
+    "unsaid_grader_options",
     "in_code_provenance",
     "new_run_id",
     "prompt_run_provenance",
@@ -50,6 +52,7 @@ __all__ = [
     "regrade_command",
     "regraded_from",
     "stored_provenance",
+    "without_options",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -115,6 +118,21 @@ def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
     return ["--shard", f"{shard.index}/{shard.count}", "--run-id", run_id]
 
 
+def without_options(words: Sequence[str], options: Sequence[str]) -> list[str]:
+    """``words`` (options, each with its value) without those named in ``options`` (and their
+    values): a stopped run's line gives its higher ``--budget`` / ``--max-requests`` after the ones
+    it was given, which it replaces, not repeats."""
+    named = {word for word in options if word.startswith("--")}
+    kept: list[str] = []
+    skipping = False
+    for word in words:
+        if word.startswith("--"):
+            skipping = word in named
+        if not skipping:
+            kept.append(word)
+    return kept
+
+
 def continuing_call(
     function: str,
     set_identifier: str,
@@ -172,6 +190,12 @@ GRADER_PLUGIN = "grader_plugin"
 #: so the run is continued by its library call again (:func:`continued_in_code`), never by a command.
 GENERATOR_BUILT_IN_CODE = "generator_built_in_code"
 
+#: The key of a prompt run's stored ``provenance`` that says a library caller gave its grader
+#: options no flag of ``evalkit run`` says (``grader_options={"threshold": 0.6}``;
+#: :func:`unsaid_grader_options`): a command would grade the rest otherwise, so the run is continued by
+#: its library call again (:func:`continued_in_code`), never by a command.
+GRADER_OPTIONS_IN_CODE = "grader_options_in_code"
+
 #: The key of a prompt run's stored ``provenance`` that keeps the judge options it was graded with
 #: as given (``--judge``, ``--judge-repeats``, ``--allow-self-judge``, ``--judge-temperature``, or
 #: their ``grader_options``): a command that continues it repeats them (:func:`grading_options`).
@@ -194,6 +218,17 @@ REPEATS = "repeats"
 ANSWER_CACHE = "answer_cache"
 
 
+def unsaid_grader_options(grader_options: Mapping[str, Any] | None) -> list[str]:
+    """The names among ``grader_options`` that no flag of ``evalkit run`` says (all but the judge's:
+    ``--judge``, ``--judge-repeats``, ``--allow-self-judge``, ``--judge-temperature``, each with a
+    value a flag takes), sorted: a line that continues such a run is its library call."""
+    return sorted(
+        name
+        for name, value in (grader_options or {}).items()
+        if name not in _JUDGE_FLAGS or not (value is None or isinstance(value, str | int | float))
+    )
+
+
 def prompt_run_provenance(
     in_code: bool,
     grader: str,
@@ -208,12 +243,15 @@ def prompt_run_provenance(
     generator (``generator_in_code``: :data:`GENERATOR_BUILT_IN_CODE`), and what a command that
     continues it repeats (:func:`answering_options`, :func:`grading_options`): its ``repeats``
     (:data:`REPEATS`), whether it used the answer ``cache`` (:data:`ANSWER_CACHE`) and the judge
-    options among its ``grader_options`` (:data:`JUDGE_OPTIONS`)."""
+    options among its ``grader_options`` (:data:`JUDGE_OPTIONS`), or that it has others no flag says
+    (:data:`GRADER_OPTIONS_IN_CODE`)."""
     provenance = {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader, REPEATS: repeats}
     if cache:
         provenance[ANSWER_CACHE] = True
     if generator_in_code:
         provenance[GENERATOR_BUILT_IN_CODE] = True
+    if unsaid_grader_options(grader_options):
+        provenance[GRADER_OPTIONS_IN_CODE] = True
     judged = {
         name: value
         for name, value in (grader_options or {}).items()
@@ -333,8 +371,14 @@ def built_in_code(run: Any) -> bool:
 
 def continued_in_code(run: Any) -> bool:
     """True when stored ``run`` is continued by its library call, not by a command: its set
-    (:func:`built_in_code`) or its generator (:data:`GENERATOR_BUILT_IN_CODE`) was built in code."""
-    return built_in_code(run) or stored_provenance(run).get(GENERATOR_BUILT_IN_CODE) is True
+    (:func:`built_in_code`) or its generator (:data:`GENERATOR_BUILT_IN_CODE`) was built in code,
+    or its grader given options no flag says (:data:`GRADER_OPTIONS_IN_CODE`)."""
+    provenance = stored_provenance(run)
+    return (
+        built_in_code(run)
+        or provenance.get(GENERATOR_BUILT_IN_CODE) is True
+        or provenance.get(GRADER_OPTIONS_IN_CODE) is True
+    )
 
 
 def stored_provenance(run: Any) -> Mapping[str, Any]:

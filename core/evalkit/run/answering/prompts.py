@@ -41,7 +41,16 @@ from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, shell_line, table_key
 from ..decide import Judging, incomplete_reason, streams
 from ..limit_stops import limit_stop, reached_words
-from ..placement import REPEATS, Shard, continuing_call, continuing_words, prompt_run_provenance, stored_provenance
+from ..placement import (
+    REPEATS,
+    Shard,
+    continuing_call,
+    continuing_words,
+    prompt_run_provenance,
+    stored_provenance,
+    unsaid_grader_options,
+    without_options,
+)
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -675,17 +684,19 @@ class PromptAnswering:
         """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
         the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
         budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``; a set or a
-        generator built in code (:attr:`in_code`, :attr:`generator_in_code`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`).
+        generator built in code (:attr:`in_code`, :attr:`generator_in_code`), or grader options no flag
+        says (:func:`~evalkit.run.placement.unsaid_grader_options`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`).
         Repeats the caller did not give need not be said: a continuing call or command that gives
         none answers with the run's (:meth:`continued_repeats`)."""
         if self.redo_command is not None:
             return self.redo_command
-        if self.in_code or self.generator_in_code:
+        if self.in_code or self.generator_in_code or unsaid_grader_options(self.grader_options):
             return continuing_call(
                 "evaluate_set", self.golden_set.identifier, run_id, shard, self.live.resume_limits, set_in_code=self.in_code
             )
         ending = continuing_words(run_id, shard)
-        words = ["evalkit", "run", self.golden_set.identifier, *ending, *self.command_args, *self.live.resume_limits]
+        limits = self.live.resume_limits  # a stopped run's higher limits replace the ones it was given
+        words = ["evalkit", "run", self.golden_set.identifier, *ending, *without_options(self.command_args, limits), *limits]
         return shell_line(words)
 
     def wanted_scope(self) -> BaselineScope:
