@@ -310,6 +310,22 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     return Deployment(choice.name, options, entry.source, timeout, table)
 
 
+def unquoted_retriever(choice: DeploymentChoice, retriever_id: str, installed: Iterable[str]) -> str | None:
+    """The refusal of a deployment whose retriever ``retriever_id`` is no installed retriever
+    because its table was written unquoted (``[deployments.NAME.retrievers.evalkit.lexical]``
+    alone in the deployment, which TOML reads as a table ``evalkit`` holding a table ``lexical``,
+    so the deployment's only retriever was ``evalkit``); ``None`` when no installed retriever's id
+    reads that way. Said in the words :func:`deployment_options` uses when such an id is named."""
+    for meant in sorted(installed):
+        if meant.startswith(f"{retriever_id}.") and _written_unquoted(choice, meant):
+            return (
+                f"deployment {quoted(choice.name)} runs retriever {quoted(retriever_id)}, which is no installed retriever: "
+                f"[deployments.{table_key(choice.name)}.retrievers.{hidden_escaped(meant)}] is read as nested tables, "
+                f"quote an id with dots in the table name: [deployments.{table_key(choice.name)}.retrievers.{table_key(meant, always_quoted=True)}]"
+            )
+    return None
+
+
 def _written_unquoted(choice: DeploymentChoice, retriever_id: str) -> bool:
     """Whether ``retriever_id``'s table was written unquoted in ``choice``
     (``[deployments.NAME.retrievers.evalkit.lexical]``, which TOML reads as a table ``evalkit``

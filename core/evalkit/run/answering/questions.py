@@ -35,6 +35,7 @@ from ...errors import (
     OptionsDeclarationError,
     PluginError,
     RetrievalError,
+    UnknownPluginError,
     UnknownRunError,
     UsageError,
     carried,
@@ -54,6 +55,7 @@ from ...retrieval.deployments import (
     deployment_options,
     no_deployment,
     retriever_of,
+    unquoted_retriever,
 )
 from ...retrieval.holes import HoleGrades, HoleJudging, filled_measures, filled_question, filled_score_from_measures
 from ...retrieval.provenance import (
@@ -761,7 +763,13 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     if retriever is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
         retriever = retriever_of(choice, None)
-    record = registry.find("evalkit.retrievers", retriever)
+    try:
+        record = registry.find("evalkit.retrievers", retriever)
+    except UnknownPluginError:
+        installed = (r.name for r in registry.enabled("evalkit.retrievers"))
+        if choice is not None and (unquoted := unquoted_retriever(choice, retriever, installed)) is not None:
+            raise UsageError(unquoted) from None
+        raise
     check_question_set(golden_set)
     for what, value in (
         ("k", source.k),
