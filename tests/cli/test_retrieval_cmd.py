@@ -759,8 +759,13 @@ def test_a_chosen_retrieval_baseline_of_another_scope_is_refused_before_anything
     refused = cli(
         "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline", x["run_id"]
     )
-    assert refused.code == 2 and f"--baseline {x['run_id']} is of another scope" in refused.stderr
-    assert 'deployment "x"' in refused.stderr and len(stored(project)) == count
+    assert refused.code == 2 and (
+        f'--baseline {x["run_id"]} is of another scope: it is of set "retrievalkit.tiny", retriever '
+        '"fixtures.declaring", deployment "x", not set "retrievalkit.tiny", retriever "fixtures.declaring", '
+        'deployment "y"'
+    ) in refused.stderr, refused.stderr
+    assert refused.stderr.count("of another scope") == 1, "said once, not twice"
+    assert len(stored(project)) == count
     chosen = cli(
         "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--baseline", x["run_id"], "--json"
     )

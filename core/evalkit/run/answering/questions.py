@@ -963,4 +963,8 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
         raise UsageError(incomplete)
     problem = scope_mismatch(chosen, scope)
     if problem is not None:
-        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {problem}")
+        # scope_mismatch's sentence begins "run ID is of another scope": said after the same
+        # words here, the refusal read "--baseline ID is of another scope: run ID is of another scope"
+        theirs = BaselineScope.of_run(chosen)
+        which = f"it is of {theirs.describe()}, not {scope.describe()}" if theirs is not None else problem
+        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {which}")
