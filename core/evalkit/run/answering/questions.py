@@ -786,7 +786,11 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     factory = registry.load(record)
     if choice is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
-    deployment = deployment_options(choice, retriever, factory) if choice is not None else no_deployment(retriever)
+    deployment = (
+        deployment_options(choice, retriever, factory)
+        if choice is not None
+        else no_deployment(retriever, configured=bool(config.deployments))
+    )
     return ResolvedQuestions(golden_set, retriever, record, factory, deployment, privacy, source)
 
 
@@ -800,7 +804,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     except (PluginError, ConfigError) as exc:
         if deployment.name is None and config.deployments and not isinstance(exc, OptionsDeclarationError):
             raise UsageError(
-                f"{exc}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
+                f"{str(exc).rstrip('.')}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
                 f"(configured: {', '.join(sorted(config.deployments))})"
             ) from exc
         raise
