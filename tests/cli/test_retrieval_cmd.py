@@ -710,6 +710,27 @@ def test_show_and_history_read_a_stored_retrieval_run(cli, project) -> None:
     assert history.code == 0 and run_id in history.stdout and "baseline" in history.stdout
 
 
+
+def test_a_not_compared_retrieval_run_is_shown_later_in_the_words_it_said(cli, project) -> None:
+    # The store keeps a not-compared retrieval run's note as "baseline state WORD: REASON" (so
+    # the job reporting a sharded run gets the word back); show, history --json and every report
+    # printed that encoding: "not compared — baseline state comparable: not compared: the run is
+    # incomplete …" — "comparable" beside "not compared", words the run itself never said.
+    configure(project, {"x": {"fixtures.raising": {"fail_on": "rows"}}})
+    incomplete = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--json")
+    assert incomplete.code == 3
+    run_id, said = incomplete.json()["run_id"], incomplete.json()["verdict"]["reason"]
+    assert said.startswith("not compared: the run is incomplete"), said
+    shown = cli("show", run_id)
+    assert shown.code == 0 and f"— {said}" in shown.stdout, shown.stdout
+    history = cli("history", "retrievalkit.tiny", "--json")
+    assert history.json()["runs"][0]["verdict"]["note"] == said
+    markdown = cli("report", run_id, "--format", "markdown", "-o", "-")
+    assert markdown.code == 3 and "not compared\\: the run is incomplete" in markdown.stdout, markdown.stdout
+    for output in (shown.stdout, history.stdout, markdown.stdout):
+        assert "baseline state" not in output
+
+
 # -- accepted baselines -------------------------------------------------------------------------
 
 

@@ -227,8 +227,8 @@ class Report:
                 f"{self.run.answered_count} of {counted(self.run.case_count, 'case')} are in; "
                 "the verdict is pending until the run has finished (every shard of a sharded run)."
             )
-        if self.verdict is not None and self.verdict.note:
-            return self.verdict.note
+        if self.verdict is not None and self.verdict.reason:
+            return self.verdict.reason
         if self.run.status is not RunStatus.COMPLETE:
             return f"The run is {self.run.status.value} ({counted(self.run.errored_count, 'errored case')}); it is not compared."
         return "No verdict was recorded for this run."

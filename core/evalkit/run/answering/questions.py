@@ -87,7 +87,7 @@ from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
 from ...shapes import exception_message, exception_name, exception_text
 from ...storage.protocols import Capabilities, ResultRepository
-from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
+from ...storage.values import NOT_COMPARABLE, PENDING, STORED_STATE_PREFIX, BaselineScope, split_stored_note
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, shell_line
 from ..decide import Judging
@@ -112,7 +112,6 @@ _QUESTIONS_CHANGED = (
 _TREATMENT_CHANGED = (
     "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable."
 )
-_STORED_STATE = "baseline state "
 
 
 def comparison_summary(comparison: Comparison) -> str:
@@ -230,7 +229,7 @@ class QuestionRules:
     def stored_note(self, verdict: Verdict) -> str | None:
         """``baseline state STATE: REASON``."""
         label = verdict.comparability.label if verdict.comparability is not None else None
-        return f"{_STORED_STATE}{label or UNKNOWN}: {verdict.reason}"
+        return f"{STORED_STATE_PREFIX}{label or UNKNOWN}: {verdict.reason}"
 
 
 def _not_comparable_cause(state: str, baseline: Run | None, identity: RetrievalIdentity) -> str:
@@ -249,11 +248,10 @@ def _not_comparable_cause(state: str, baseline: Run | None, identity: RetrievalI
 def _recorded_state(verdict: Verdict) -> Verdict:
     """A not-compared verdict read back from the store, with its provenance word taken out of the
     stored note (``baseline state STATE: REASON``) again."""
-    reason = verdict.reason or ""
-    if verdict.state != NOT_COMPARABLE or verdict.comparability is not None or not reason.startswith(_STORED_STATE):
+    if verdict.state != NOT_COMPARABLE or verdict.comparability is not None:
         return verdict
-    label, _, rest = reason[len(_STORED_STATE) :].partition(": ")
-    if label not in (BASELINE, COMPARABLE, MISMATCH, UNKNOWN):
+    label, rest = split_stored_note(verdict.reason)
+    if label is None or rest is None:
         return verdict
     return attrs.evolve(verdict, reason=rest, comparability=Comparability(False, rest, label))
 
