@@ -108,6 +108,15 @@ def figures_of(run: Run) -> dict[str, float | None]:
     }
 
 
+#: The headline figures measured at a cut-off ``k``, compared only between runs of the same ``k``.
+_AT_K = ("mrr_at_k", "ndcg_at_k")
+
+
+def _cut_off(run: Run) -> object:
+    """A retrieval run's ``k`` as its metrics keep it (``None`` for a prompt run)."""
+    return _retrieval_metrics(run).get("k") if run.kind is RunKind.RETRIEVAL else None
+
+
 def _figure_labels(run: Run) -> tuple[tuple[str, str, bool], ...]:
     if run.kind is not RunKind.RETRIEVAL:
         return (("pass_rate", "Pass rate", True), ("mean_score", "Mean score", False))
@@ -267,6 +276,10 @@ class Report:
         """The run's headline numbers, each beside the baseline's."""
         mine = figures_of(self.run)
         theirs = figures_of(self.baseline) if self.baseline is not None and self.comparison is not None else {}
+        if theirs and self.baseline is not None and _cut_off(self.baseline) != _cut_off(self.run):
+            # MRR@k and nDCG@k at two cut-offs are different measures (the comparison says so):
+            # the baseline's MRR@10 under "MRR@5" read as a figure of the same measure
+            theirs = {key: value for key, value in theirs.items() if key not in _AT_K}
         return tuple(
             Figure(key, label, mine.get(key), theirs.get(key), percent)
             for key, label, percent in _figure_labels(self.run)
