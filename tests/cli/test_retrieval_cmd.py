@@ -612,6 +612,17 @@ def test_a_run_whose_every_question_errored_reports_no_figures(cli, project) -> 
     assert "Measured:       nothing (no question was scored; 4 questions errored)\n" in result.stdout
     assert "(0/0)" not in result.stdout and "MRR@10" not in result.stdout and "Latency:" not in result.stdout
     assert "not compared: the run is incomplete (4 errored questions)" in result.stdout
+    # Its reports said what the terminal no longer says: "hit@1 0.0%", "MRR@10 0.000" in the
+    # markdown table, the junit properties and the json figures, and a 0 % point in the HTML trend.
+    reported = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x",
+        "--report", "markdown:-", "--report", f"json:{project / 'report.json'}",
+    )  # fmt: skip
+    assert reported.code == 3
+    rows = [line for line in reported.stdout.splitlines() if line.startswith(("| hit", "| MRR", "| nDCG"))]
+    assert len(rows) == 4 and all(row.split(" | ")[2] == "—" for row in rows), rows
+    figures = json.loads((project / "report.json").read_text(encoding="utf-8"))["figures"]
+    assert [figure["value"] for figure in figures] == [None, None, None, None]
 
 
 def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warning(cli, project) -> None:

@@ -94,10 +94,15 @@ def _number(value: Any) -> float | None:
 def figures_of(run: Run) -> dict[str, float | None]:
     """The headline numbers of one run by key: ``pass_rate``/``mean_score`` for a prompt run;
     ``hit_at_1``/``hit_at_3``/``mrr_at_k``/``ndcg_at_k`` for a retrieval run (read from its stored
-    metrics; the hit rates fall back to the stored pass rate and mean score)."""
+    metrics; the hit rates fall back to the stored pass rate and mean score; all ``None`` for a
+    run whose every question errored: it measured nothing)."""
     if run.kind is not RunKind.RETRIEVAL:
         return {"pass_rate": float(run.pass_rate), "mean_score": float(run.mean_score)}
     metrics = _retrieval_metrics(run)
+    if metrics.get("question_count") == 0 and run.errored_count:
+        # every question errored: nothing was measured (the terminal says "Measured: nothing"),
+        # and the stored zeros drawn as a 0 % hit rate read as a collapse of the retriever
+        return {"hit_at_1": None, "hit_at_3": None, "mrr_at_k": None, "ndcg_at_k": None}
     hit1 = _number(metrics.get("top1_hit_rate"))
     hit3 = _number(metrics.get("top3_hit_rate"))
     return {
