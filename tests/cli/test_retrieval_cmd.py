@@ -738,7 +738,9 @@ def test_a_not_compared_retrieval_run_is_shown_later_in_the_words_it_said(cli, p
     assert history.json()["runs"][0]["verdict"]["note"] == said
     markdown = cli("report", run_id, "--format", "markdown", "-o", "-")
     assert markdown.code == 3 and "not compared\\: the run is incomplete" in markdown.stdout, markdown.stdout
-    for output in (shown.stdout, history.stdout, markdown.stdout):
+    as_json = cli("report", run_id, "--format", "json", "-o", "-")
+    assert as_json.json()["verdict"]["note"] == said and as_json.json()["verdict_sentence"] == said
+    for output in (shown.stdout, history.stdout, markdown.stdout, as_json.stdout):
         assert "baseline state" not in output
 
 
