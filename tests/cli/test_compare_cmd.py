@@ -109,6 +109,18 @@ def test_retrieval_runs_at_different_k_compare_their_hit_rates_only(evalkit_cli,
     assert "top-1 hit rate  34.4% → 34.4%" in result.stdout
     document = evalkit_cli("compare", base, run, "--json").json()
     assert document["regressed"] is False and document["notes"][0].startswith("The runs measured at different cut-offs")
+    # Its report printed the base's MRR@10 and nDCG@10 in the rows "MRR@5" and "nDCG@5" with a
+    # delta, and a first line in prompt words ("pass rate +0.0 pp, mean score +0.000") where the
+    # command said "top-1 hit rate … top-3 hit rate".
+    report = evalkit_cli("compare", base, run, "--report", "markdown:-")
+    assert report.code == 0, report.stderr
+    first_line = report.stdout.splitlines()[0]
+    assert "top\\-1 hit rate \\+0\\.0 pp\\, top\\-3 hit rate \\+0\\.0 pp" in first_line, first_line
+    assert "pass rate" not in first_line
+    rows = {line.split(" | ")[0]: line for line in report.stdout.splitlines() if line.startswith("| ")}
+    assert rows["| MRR\\@5"].split(" | ")[1] == "—" and rows["| MRR\\@5"].rstrip(" |").endswith("—")
+    assert rows["| nDCG\\@5"].split(" | ")[1] == "—" and rows["| nDCG\\@5"].rstrip(" |").endswith("—")
+    assert rows["| hit\\@1"].split(" | ")[1] == "34.4%", rows
 
 
 def test_retrieval_runs_of_two_deployments_and_corpora_say_so(evalkit_cli, project, plugin_dists) -> None:

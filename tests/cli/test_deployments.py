@@ -112,3 +112,21 @@ def test_the_deployments_own_retriever_written_unquoted_is_refused_with_the_hint
     assert 'quote an id with dots in the table name: [deployments.prod.retrievers."evalkit.lexical"]' in result.stderr
     assert 'needs option "corpus"' not in result.stderr
     assert not (project / ".evalkit").exists(), "nothing was run or stored"
+
+
+def test_a_deployments_only_retriever_written_unquoted_is_refused_with_the_hint(evalkit_cli, project) -> None:
+    # [deployments.prod.retrievers.evalkit.lexical] alone, no `retriever` key (the docs' own
+    # form): TOML reads a retriever "evalkit" holding a table "lexical", the deployment's only
+    # retriever was "evalkit", and the run said `Unknown retriever "evalkit". Did you mean
+    # "evalkit.lexical"?` — not the quoting hint the docs promise for an unquoted id.
+    write(project, '[deployments.prod.retrievers.evalkit.lexical]\ncorpus = "c"\n')
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
+    assert result.code == 2
+    assert 'deployment "prod" runs retriever "evalkit", which is no installed retriever' in result.stderr
+    assert "[deployments.prod.retrievers.evalkit.lexical] is read as nested tables" in result.stderr
+    assert 'quote an id with dots in the table name: [deployments.prod.retrievers."evalkit.lexical"]' in result.stderr
+    assert not (project / ".evalkit").exists(), "nothing was run or stored"
+    # a retriever id that no installed retriever's id begins with stays an unknown retriever
+    write(project, '[deployments.prod.retrievers.nope.thing]\nx = 1\n')
+    unknown = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
+    assert unknown.code == 2 and 'Unknown retriever "nope"' in unknown.stderr

@@ -241,6 +241,11 @@ def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli,
         "No deployment was chosen" in no_options.stderr
         and "--deployment NAME (configured: staging)" in no_options.stderr
     )
+    # the advice once, one sentence after the other: it read "… none was chosen, so the retriever
+    # gets no options: choose one with --deployment NAME (…), or write […] in evalkit.toml.. No
+    # deployment was chosen, so it got no options; choose one with --deployment NAME (configured: …)"
+    assert "set corpus = … in a deployment's table. No deployment was chosen" in no_options.stderr
+    assert ".." not in no_options.stderr and "none was chosen" not in no_options.stderr
 
     not_a_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.not_a_retriever")
     assert not_a_retriever.code == 2 and "has no retrieve(question, limit) method" in not_a_retriever.stderr
@@ -607,6 +612,17 @@ def test_a_run_whose_every_question_errored_reports_no_figures(cli, project) -> 
     assert "Measured:       nothing (no question was scored; 4 questions errored)\n" in result.stdout
     assert "(0/0)" not in result.stdout and "MRR@10" not in result.stdout and "Latency:" not in result.stdout
     assert "not compared: the run is incomplete (4 errored questions)" in result.stdout
+    # Its reports said what the terminal no longer says: "hit@1 0.0%", "MRR@10 0.000" in the
+    # markdown table, the junit properties and the json figures, and a 0 % point in the HTML trend.
+    reported = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x",
+        "--report", "markdown:-", "--report", f"json:{project / 'report.json'}",
+    )  # fmt: skip
+    assert reported.code == 3
+    rows = [line for line in reported.stdout.splitlines() if line.startswith(("| hit", "| MRR", "| nDCG"))]
+    assert len(rows) == 4 and all(row.split(" | ")[2] == "—" for row in rows), rows
+    figures = json.loads((project / "report.json").read_text(encoding="utf-8"))["figures"]
+    assert [figure["value"] for figure in figures] == [None, None, None, None]
 
 
 def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warning(cli, project) -> None:
@@ -705,6 +721,29 @@ def test_show_and_history_read_a_stored_retrieval_run(cli, project) -> None:
     assert history.code == 0 and run_id in history.stdout and "baseline" in history.stdout
 
 
+
+def test_a_not_compared_retrieval_run_is_shown_later_in_the_words_it_said(cli, project) -> None:
+    # The store keeps a not-compared retrieval run's note as "baseline state WORD: REASON" (so
+    # the job reporting a sharded run gets the word back); show, history --json and every report
+    # printed that encoding: "not compared — baseline state comparable: not compared: the run is
+    # incomplete …" — "comparable" beside "not compared", words the run itself never said.
+    configure(project, {"x": {"fixtures.raising": {"fail_on": "rows"}}})
+    incomplete = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--json")
+    assert incomplete.code == 3
+    run_id, said = incomplete.json()["run_id"], incomplete.json()["verdict"]["reason"]
+    assert said.startswith("not compared: the run is incomplete"), said
+    shown = cli("show", run_id)
+    assert shown.code == 0 and f"— {said}" in shown.stdout, shown.stdout
+    history = cli("history", "retrievalkit.tiny", "--json")
+    assert history.json()["runs"][0]["verdict"]["note"] == said
+    markdown = cli("report", run_id, "--format", "markdown", "-o", "-")
+    assert markdown.code == 3 and "not compared\\: the run is incomplete" in markdown.stdout, markdown.stdout
+    as_json = cli("report", run_id, "--format", "json", "-o", "-")
+    assert as_json.json()["verdict"]["note"] == said and as_json.json()["verdict_sentence"] == said
+    for output in (shown.stdout, history.stdout, markdown.stdout, as_json.stdout):
+        assert "baseline state" not in output
+
+
 # -- accepted baselines -------------------------------------------------------------------------
 
 
@@ -759,8 +798,13 @@ def test_a_chosen_retrieval_baseline_of_another_scope_is_refused_before_anything
     refused = cli(
         "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline", x["run_id"]
     )
-    assert refused.code == 2 and f"--baseline {x['run_id']} is of another scope" in refused.stderr
-    assert 'deployment "x"' in refused.stderr and len(stored(project)) == count
+    assert refused.code == 2 and (
+        f'--baseline {x["run_id"]} is of another scope: it is of set "retrievalkit.tiny", retriever '
+        '"fixtures.declaring", deployment "x", not set "retrievalkit.tiny", retriever "fixtures.declaring", '
+        'deployment "y"'
+    ) in refused.stderr, refused.stderr
+    assert refused.stderr.count("of another scope") == 1, "said once, not twice"
+    assert len(stored(project)) == count
     chosen = cli(
         "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--baseline", x["run_id"], "--json"
     )

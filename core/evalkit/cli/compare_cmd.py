@@ -172,7 +172,7 @@ def handle(args: Arguments) -> int:
         exit_code = 1
     if args.fail_on_inconclusive and comparison.inconclusive:
         exit_code = 1
-    rendered = _render_reports(args, targets, base, run, comparison, notes)
+    rendered = _render_reports(args, targets, base, run, comparison, notes, words)
 
     from .spend_view import cost_delta_cells, cost_delta_document
 
@@ -275,14 +275,17 @@ def _judge_pairwise(args: Arguments, config: Any, base: Any, run: Any) -> Any:
     return compare_pairwise(base, run, PairwiseSettings(judge=args.pairwise_judge), config)
 
 
-def _render_reports(args: Arguments, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
-    """The ``--report`` documents of RUN against BASE (the verdict is this comparison's)."""
+def _render_reports(
+    args: Arguments, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str], words: Any
+) -> Any:
+    """The ``--report`` documents of RUN against BASE (the verdict is this comparison's, in the
+    words the command printed it: hit rates for two retrieval runs)."""
     from ..config import load_config
     from ..storage import StoredVerdict
     from .common import database_url
     from .reporting import render_for
 
-    verdict = StoredVerdict(comparison.state, base.id, comparison.summary())
+    verdict = StoredVerdict(comparison.state, base.id, words.summary(comparison))
     return render_for(
         args, targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
         baseline=base, fail_on_regression=args.fail_on_regression, notes=notes,

@@ -226,7 +226,7 @@ def _print_tables(
     out.print(
         "Verdict:    "
         + verdict_label(verdict, with_baseline=True)
-        + (f" — {verdict.note}" if verdict and verdict.note else ""),
+        + (f" — {verdict.reason}" if verdict and verdict.reason else ""),
         soft_wrap=False,
     )
     out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")

@@ -213,7 +213,7 @@ def verdict_document(verdict: StoredVerdict | None) -> dict[str, Any] | None:
     """A stored verdict as JSON-ready data (``None`` when the run has none)."""
     if verdict is None:
         return None
-    return {"state": verdict.state, "baseline_id": verdict.baseline_id, "note": verdict.note}
+    return {"state": verdict.state, "baseline_id": verdict.baseline_id, "note": verdict.reason}
 
 
 def sparkline(values: Iterable[float]) -> str:

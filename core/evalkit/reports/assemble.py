@@ -145,6 +145,9 @@ def assemble_report(
     baselines = capabilities(repository).baselines
     if verdict is None and baselines is not None:
         verdict = baselines.verdicts_for([run.id]).get(run.id)
+    if verdict is not None and verdict.reason != verdict.note:
+        # what the run said, not the store's encoding of it (``baseline state WORD: …``)
+        verdict = attrs.evolve(verdict, note=verdict.reason)
     if comparison is None and verdict is not None and verdict.baseline_id:
         baseline = repository.get_run(verdict.baseline_id)
         if baseline is not None:

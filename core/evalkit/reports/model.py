@@ -94,10 +94,15 @@ def _number(value: Any) -> float | None:
 def figures_of(run: Run) -> dict[str, float | None]:
     """The headline numbers of one run by key: ``pass_rate``/``mean_score`` for a prompt run;
     ``hit_at_1``/``hit_at_3``/``mrr_at_k``/``ndcg_at_k`` for a retrieval run (read from its stored
-    metrics; the hit rates fall back to the stored pass rate and mean score)."""
+    metrics; the hit rates fall back to the stored pass rate and mean score; all ``None`` for a
+    run whose every question errored: it measured nothing)."""
     if run.kind is not RunKind.RETRIEVAL:
         return {"pass_rate": float(run.pass_rate), "mean_score": float(run.mean_score)}
     metrics = _retrieval_metrics(run)
+    if metrics.get("question_count") == 0 and run.errored_count:
+        # every question errored: nothing was measured (the terminal says "Measured: nothing"),
+        # and the stored zeros drawn as a 0 % hit rate read as a collapse of the retriever
+        return {"hit_at_1": None, "hit_at_3": None, "mrr_at_k": None, "ndcg_at_k": None}
     hit1 = _number(metrics.get("top1_hit_rate"))
     hit3 = _number(metrics.get("top3_hit_rate"))
     return {
@@ -106,6 +111,15 @@ def figures_of(run: Run) -> dict[str, float | None]:
         "mrr_at_k": _number(metrics.get("mrr_at_k", metrics.get("mrr"))),
         "ndcg_at_k": _number(metrics.get("ndcg_at_k")),
     }
+
+
+#: The headline figures measured at a cut-off ``k``, compared only between runs of the same ``k``.
+_AT_K = ("mrr_at_k", "ndcg_at_k")
+
+
+def _cut_off(run: Run) -> object:
+    """A retrieval run's ``k`` as its metrics keep it (``None`` for a prompt run)."""
+    return _retrieval_metrics(run).get("k") if run.kind is RunKind.RETRIEVAL else None
 
 
 def _figure_labels(run: Run) -> tuple[tuple[str, str, bool], ...]:
@@ -227,8 +241,8 @@ class Report:
                 f"{self.run.answered_count} of {counted(self.run.case_count, 'case')} are in; "
                 "the verdict is pending until the run has finished (every shard of a sharded run)."
             )
-        if self.verdict is not None and self.verdict.note:
-            return self.verdict.note
+        if self.verdict is not None and self.verdict.reason:
+            return self.verdict.reason
         if self.run.status is not RunStatus.COMPLETE:
             return f"The run is {self.run.status.value} ({counted(self.run.errored_count, 'errored case')}); it is not compared."
         return "No verdict was recorded for this run."
@@ -267,6 +281,10 @@ class Report:
         """The run's headline numbers, each beside the baseline's."""
         mine = figures_of(self.run)
         theirs = figures_of(self.baseline) if self.baseline is not None and self.comparison is not None else {}
+        if theirs and self.baseline is not None and _cut_off(self.baseline) != _cut_off(self.run):
+            # MRR@k and nDCG@k at two cut-offs are different measures (the comparison says so):
+            # the baseline's MRR@10 under "MRR@5" read as a figure of the same measure
+            theirs = {key: value for key, value in theirs.items() if key not in _AT_K}
         return tuple(
             Figure(key, label, mine.get(key), theirs.get(key), percent)
             for key, label, percent in _figure_labels(self.run)

@@ -310,6 +310,22 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     return Deployment(choice.name, options, entry.source, timeout, table)
 
 
+def unquoted_retriever(choice: DeploymentChoice, retriever_id: str, installed: Iterable[str]) -> str | None:
+    """The refusal of a deployment whose retriever ``retriever_id`` is no installed retriever
+    because its table was written unquoted (``[deployments.NAME.retrievers.evalkit.lexical]``
+    alone in the deployment, which TOML reads as a table ``evalkit`` holding a table ``lexical``,
+    so the deployment's only retriever was ``evalkit``); ``None`` when no installed retriever's id
+    reads that way. Said in the words :func:`deployment_options` uses when such an id is named."""
+    for meant in sorted(installed):
+        if meant.startswith(f"{retriever_id}.") and _written_unquoted(choice, meant):
+            return (
+                f"deployment {quoted(choice.name)} runs retriever {quoted(retriever_id)}, which is no installed retriever: "
+                f"[deployments.{table_key(choice.name)}.retrievers.{hidden_escaped(meant)}] is read as nested tables, "
+                f"quote an id with dots in the table name: [deployments.{table_key(choice.name)}.retrievers.{table_key(meant, always_quoted=True)}]"
+            )
+    return None
+
+
 def _written_unquoted(choice: DeploymentChoice, retriever_id: str) -> bool:
     """Whether ``retriever_id``'s table was written unquoted in ``choice``
     (``[deployments.NAME.retrievers.evalkit.lexical]``, which TOML reads as a table ``evalkit``
@@ -353,10 +369,16 @@ def resolve_deployment(
     return deployment_options(choice, retriever_id, factory)
 
 
-def no_deployment(retriever_id: str) -> Deployment:
+def no_deployment(retriever_id: str, *, configured: bool = False) -> Deployment:
     """The retriever's options when no deployment was chosen: none. Its ``table`` says how to
     choose one, or the table to write, for a message about an option the retriever requires (no
-    provider is asked for its deployments: a broken one must not stop a run that chose none)."""
+    provider is asked for its deployments: a broken one must not stop a run that chose none).
+
+    ``configured``: the project configures deployments, and the caller's refusal names them
+    and how to choose one; the table then only says where the option belongs, so the advice is
+    not given twice."""
+    if configured:
+        return Deployment(None, {}, "none", table="a deployment's table")
     table = (
         "a deployment's table, but none was chosen, so the retriever gets no options: choose one with "
         f"{argument('deployment', 'NAME')} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers.{table_key(retriever_id, always_quoted=True)}] "

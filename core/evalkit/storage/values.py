@@ -60,9 +60,11 @@ __all__ = [
     "RunLiveness",
     "ShardMismatchError",
     "ShardProgress",
+    "STORED_STATE_PREFIX",
     "StoredVerdict",
     "overlaps",
     "shard_part",
+    "split_stored_note",
 ]
 
 # -- verdict words -------------------------------------------------------------------------------
@@ -97,6 +99,26 @@ def _current_word(state: object) -> object:
     return _LEGACY_VERDICT_STATES.get(state, state) if isinstance(state, str) else state
 
 
+#: How the stored note of a not-compared retrieval run begins: ``baseline state WORD: REASON``
+#: keeps its benchmark provenance word, read back by the job that reports a sharded run.
+STORED_STATE_PREFIX = "baseline state "
+#: The benchmark provenance words such a note may keep (:mod:`evalkit.retrieval.provenance`).
+_PROVENANCE_WORDS = ("baseline", "comparable", "mismatch", "unknown")
+
+
+def split_stored_note(note: str | None) -> tuple[str | None, str | None]:
+    """A stored verdict note as (its retrieval provenance word, the reason as the run said it).
+
+    ``baseline state mismatch: Regression comparison skipped: …`` gives ``("mismatch",
+    "Regression comparison skipped: …")``; any other note is its own reason, without a word."""
+    if note is None or not note.startswith(STORED_STATE_PREFIX):
+        return None, note
+    word, separator, rest = note[len(STORED_STATE_PREFIX) :].partition(": ")
+    if not separator or word not in _PROVENANCE_WORDS:
+        return None, note
+    return word, rest
+
+
 @attrs.frozen
 class StoredVerdict:
     """The verdict a run got when it was stored: one of :data:`STORED_VERDICT_STATES` (the words
@@ -107,6 +129,12 @@ class StoredVerdict:
     state: str = attrs.field(converter=_current_word, validator=attrs.validators.in_(STORED_VERDICT_STATES))
     baseline_id: str | None = None
     note: str | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """The note as the run said it: what people read (``show``, ``history``, reports), without
+        the provenance word a not-compared retrieval run keeps in front of it in the store."""
+        return split_stored_note(self.note)[1]
 
 
 # -- baselines -----------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from ...errors import (
     OptionsDeclarationError,
     PluginError,
     RetrievalError,
+    UnknownPluginError,
     UnknownRunError,
     UsageError,
     carried,
@@ -54,6 +55,7 @@ from ...retrieval.deployments import (
     deployment_options,
     no_deployment,
     retriever_of,
+    unquoted_retriever,
 )
 from ...retrieval.holes import HoleGrades, HoleJudging, filled_measures, filled_question, filled_score_from_measures
 from ...retrieval.provenance import (
@@ -85,7 +87,7 @@ from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
 from ...shapes import exception_message, exception_name, exception_text
 from ...storage.protocols import Capabilities, ResultRepository
-from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
+from ...storage.values import NOT_COMPARABLE, PENDING, STORED_STATE_PREFIX, BaselineScope, split_stored_note
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, shell_line
 from ..decide import Judging
@@ -110,7 +112,6 @@ _QUESTIONS_CHANGED = (
 _TREATMENT_CHANGED = (
     "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable."
 )
-_STORED_STATE = "baseline state "
 
 
 def comparison_summary(comparison: Comparison) -> str:
@@ -228,7 +229,7 @@ class QuestionRules:
     def stored_note(self, verdict: Verdict) -> str | None:
         """``baseline state STATE: REASON``."""
         label = verdict.comparability.label if verdict.comparability is not None else None
-        return f"{_STORED_STATE}{label or UNKNOWN}: {verdict.reason}"
+        return f"{STORED_STATE_PREFIX}{label or UNKNOWN}: {verdict.reason}"
 
 
 def _not_comparable_cause(state: str, baseline: Run | None, identity: RetrievalIdentity) -> str:
@@ -247,11 +248,10 @@ def _not_comparable_cause(state: str, baseline: Run | None, identity: RetrievalI
 def _recorded_state(verdict: Verdict) -> Verdict:
     """A not-compared verdict read back from the store, with its provenance word taken out of the
     stored note (``baseline state STATE: REASON``) again."""
-    reason = verdict.reason or ""
-    if verdict.state != NOT_COMPARABLE or verdict.comparability is not None or not reason.startswith(_STORED_STATE):
+    if verdict.state != NOT_COMPARABLE or verdict.comparability is not None:
         return verdict
-    label, _, rest = reason[len(_STORED_STATE) :].partition(": ")
-    if label not in (BASELINE, COMPARABLE, MISMATCH, UNKNOWN):
+    label, rest = split_stored_note(verdict.reason)
+    if label is None or rest is None:
         return verdict
     return attrs.evolve(verdict, reason=rest, comparability=Comparability(False, rest, label))
 
@@ -761,7 +761,13 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     if retriever is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
         retriever = retriever_of(choice, None)
-    record = registry.find("evalkit.retrievers", retriever)
+    try:
+        record = registry.find("evalkit.retrievers", retriever)
+    except UnknownPluginError:
+        installed = (r.name for r in registry.enabled("evalkit.retrievers"))
+        if choice is not None and (unquoted := unquoted_retriever(choice, retriever, installed)) is not None:
+            raise UsageError(unquoted) from None
+        raise
     check_question_set(golden_set)
     for what, value in (
         ("k", source.k),
@@ -778,7 +784,11 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     factory = registry.load(record)
     if choice is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
-    deployment = deployment_options(choice, retriever, factory) if choice is not None else no_deployment(retriever)
+    deployment = (
+        deployment_options(choice, retriever, factory)
+        if choice is not None
+        else no_deployment(retriever, configured=bool(config.deployments))
+    )
     return ResolvedQuestions(golden_set, retriever, record, factory, deployment, privacy, source)
 
 
@@ -792,7 +802,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     except (PluginError, ConfigError) as exc:
         if deployment.name is None and config.deployments and not isinstance(exc, OptionsDeclarationError):
             raise UsageError(
-                f"{exc}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
+                f"{str(exc).rstrip('.')}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
                 f"(configured: {', '.join(sorted(config.deployments))})"
             ) from exc
         raise
@@ -955,4 +965,8 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
         raise UsageError(incomplete)
     problem = scope_mismatch(chosen, scope)
     if problem is not None:
-        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {problem}")
+        # scope_mismatch's sentence begins "run ID is of another scope": said after the same
+        # words here, the refusal read "--baseline ID is of another scope: run ID is of another scope"
+        theirs = BaselineScope.of_run(chosen)
+        which = f"it is of {theirs.describe()}, not {scope.describe()}" if theirs is not None else problem
+        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {which}")
