@@ -324,6 +324,40 @@ class HistoryStore(MisshapenStore):
         return 0
 
 
+class CaseHistoryStore(HistoryStore):
+    """A results store (``outsidercasehistory://…``) with a complete retrieval run of set ``s``
+    and the ``case_history`` capability (what ``evalkit flaky`` reads), handing back what
+    ``$OUTSIDER_CASE_HISTORY`` names: ``dict`` a run's outcomes as ``{}``, ``text`` outcomes by a
+    case id that is no text, ``typed`` an outcome whose ``passed`` is text, ``none`` no list at
+    all; anything else, a flaky case whose id clears the screen and forges a line. Each ended
+    ``evalkit flaky`` in an internal error, or printed what it was given."""
+
+    def recent_runs(self, set_identifier=None, limit=20):
+        """One complete retrieval run of set ``s``."""
+        from evalkit.runs import Run, RunKind, RunStatus
+
+        return [Run(id="r-1", set_identifier="s", grader="g", started_at=1.0e9, kind=RunKind.RETRIEVAL,
+                    status=RunStatus.COMPLETE, retriever="outsider.r")]
+
+    def case_history(self, scope, *, runs=20, case_ids=None):
+        """The outcomes ``$OUTSIDER_CASE_HISTORY`` names."""
+        import os
+
+        from evalkit.storage.values import CaseOutcome, RunOutcomes
+
+        kind = os.environ.get("OUTSIDER_CASE_HISTORY", "dict")
+        if kind == "dict":
+            return [{}]
+        if kind == "none":
+            return None
+        if kind == "text":
+            return [RunOutcomes("r-1", 1.0e9, {7: CaseOutcome("c", True)})]
+        if kind == "typed":
+            return [RunOutcomes("r-1", 1.0e9, {"c": CaseOutcome("c", "yes")})]
+        hostile = "c\x1b[2J\nevalkit: ok"  # a case id that clears the screen and forges a line
+        return [RunOutcomes(f"r-{n}", 1.0e9 - n, {hostile: CaseOutcome(hostile, n % 2 == 0)}) for n in range(3)]
+
+
 class ExactScoreGrader:
     """A grader that scores with exact numbers (``outsider.decimal_score``: ``Decimal("0.75")``,
     ``outsider.fraction_score``: ``Fraction(3, 4)``), as a grader summing exact weights does: each
