@@ -45,6 +45,43 @@ class OutsiderSets:
         return [GoldenPromptSet(identifier="outsider.graded", name="Prompts for a treacherous grader", prompts=prompts)]
 
 
+#: Set identifiers ``evalkit run`` refuses, each shipped by :class:`UnusableNameSets`: a control
+#: character, whitespace, an accent written as ``e`` and a combining mark (not NFC), upper case.
+UNUSABLE_IDENTIFIERS = ("outsider.\x1b[2Jcleared", "outsider.two words", "outsider.cafe\u0301", "Outsider.Upper")
+#: A deployment name not in Unicode normal form NFC (``--deployment`` is read in NFC: it never matches).
+UNUSABLE_DEPLOYMENT = "stag\u0301ing"
+
+
+class UnusableNameSets:
+    """With ``$OUTSIDER_UNUSABLE_NAMES`` set: a prompt set under each of :data:`UNUSABLE_IDENTIFIERS`
+    and one usable (``outsider.usable``), a question set whose provider ships the deployment
+    :data:`UNUSABLE_DEPLOYMENT` and ``production``. ``evalkit list`` showed each as runnable, the
+    identifier raw. Ships nothing without the variable."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """The sets (none without ``$OUTSIDER_UNUSABLE_NAMES``)."""
+        import os
+
+        if not os.environ.get("OUTSIDER_UNUSABLE_NAMES"):
+            return []
+        prompts = [GoldenPrompt(id="a", prompt="Say x", reference="x")]
+        return [GoldenPromptSet(identifier=i, name="An outsider's set", prompts=prompts) for i in (*UNUSABLE_IDENTIFIERS, "outsider.usable")]
+
+    def golden_question_sets(self) -> list:
+        """One question set (none without ``$OUTSIDER_UNUSABLE_NAMES``)."""
+        import os
+
+        from evalkit.questions import GoldenQuestion, GoldenQuestionSet
+
+        if not os.environ.get("OUTSIDER_UNUSABLE_NAMES"):
+            return []
+        return [GoldenQuestionSet(identifier="outsider.questions", name="Q", questions=[GoldenQuestion(id="q", question="q?", expected_document_ids=("d",))])]
+
+    def default_deployments(self) -> dict:
+        """A deployment whose name is not NFC, and one that is."""
+        return {UNUSABLE_DEPLOYMENT: {"evalkit.lexical": {}}, "production": {"evalkit.lexical": {}}}
+
+
 class TreacherousTextGrader:
     """Grades each prompt with its entry of :data:`GRADINGS`."""
 
