@@ -256,6 +256,31 @@ def test_a_third_party_store_whose_run_listing_holds_no_run_is_refused_naming_it
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("outcomes", "said"),
+    [
+        ("dict", "case_history() returned, as its item 0, dict {}, not an evalkit RunOutcomes"),
+        ("none", "case_history() returned NoneType None, not a list of evalkit RunOutcomess"),
+        ("text", "case_history() returned, as its item 0, a RunOutcomes whose outcomes is dict {7: CaseOutcome(case_id='c', passed=True, "),
+        ("typed", "case_history() returned, as its item 0, a RunOutcomes whose outcomes['c'].passed is str 'yes', not true or false"),
+    ],
+)
+def test_a_third_party_store_whose_case_history_holds_no_outcomes_is_refused_naming_it(
+    evalkit_cli, plugin_dists, project: Path, outcomes, said
+) -> None:
+    """``evalkit flaky`` reads a store's ``case_history``, which was not checked as ``recent_runs``
+    is: ``[{}]`` ended it in an internal error (an evalkit bug), a case id that is no text too. It
+    is checked at the same boundary, the store's failure naming the plugin, exit 2."""
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), "OUTSIDER_CASE_HISTORY": outcomes}
+    result = evalkit_cli("flaky", "s", "--database", "outsidercasehistory:///srv/store", env=env)
+    assert result.code == 2, (result.code, result.stdout, result.stderr)
+    assert f'evalkit: error: repository "outsidercasehistory" (evalkit-outsider-plugins 0.1.0): {said}' in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    flips = evalkit_cli("flaky", "s", "--database", "outsidercasehistory:///srv/store", env={**env, "OUTSIDER_CASE_HISTORY": "ok"})
+    assert flips.code == 0 and "1 flaky case of 1" in flips.stdout, flips.stderr
+    assert "c\\x1b[2J\\x0aevalkit: ok" in flips.stdout and "\x1b" not in flips.stdout, flips.stdout
+
+
 def test_a_third_party_store_s_hostile_run_id_is_listed_escaped(evalkit_cli, plugin_dists, project: Path) -> None:
     """A run id holding an escape sequence and a line break is a run id of the store's: listed, with
     the escapes written out (never a cleared screen or a forged line)."""

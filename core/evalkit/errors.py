@@ -249,12 +249,13 @@ class UnknownRunError(UsageError, LookupError):
     """No stored run has this id (of this set, when ``of_set`` is given); ``option`` is the one
     that named it (``--baseline``), if any. The one wording of every command that looks a run up."""
 
-    def __init__(self, run_id: str, *, option: str | None = None, of_set: str | None = None) -> None:
+    def __init__(self, run_id: str, *, option: str | None = None, of_set: str | None = None, hint: str = "") -> None:
+        """``hint``: a "did you mean" naming stored runs close to ``run_id``, if any."""
         self.run_id = run_id
         told = f"{option}: " if option else ""
         of = f" of set {quoted(of_set)}" if of_set is not None else ""
         super().__init__(
-            f"{told}there is no run {quoted(run_id)}{of} in the store (see `evalkit history SET` for run ids)"
+            f"{told}there is no run {quoted(run_id)}{of} in the store (see `evalkit history SET` for run ids){'.' + hint if hint else ''}"
         )
 
 

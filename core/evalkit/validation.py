@@ -34,6 +34,7 @@ __all__ = [
     "CHECK_PROGRESS_EVERY",
     "CHECK_PROGRESS_SECONDS",
     "IDENTIFIER_PATTERN",
+    "identifier_problem",
     "CheckProgress",
     "PromptSetSurvey",
     "count_members",
@@ -79,15 +80,27 @@ def set_problems(where: str, identifier: object, name: object, members: Sequence
     return problems
 
 
+#: Why an identifier that is not :data:`IDENTIFIER_PATTERN` is refused.
+IDENTIFIER_RULE = "must be lowercase segments of a-z, 0-9 and _ joined by dots (like package.set)"
+
+
+def identifier_problem(identifier: object) -> str | None:
+    """Why ``evalkit run`` (or ``retrieval``) refuses a set whose identifier is ``identifier``, as
+    words following ``identifier``: too long, or not :data:`IDENTIFIER_PATTERN` (a control
+    character, whitespace, a letter not NFC or not lowercase ASCII); ``None`` when it is usable.
+    The one rule for the check of a set (:func:`set_problems`) and ``evalkit list sets``."""
+    if isinstance(identifier, str) and len(identifier) > MAX_NAME_CHARS:
+        return _too_long(identifier)
+    if not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
+        return IDENTIFIER_RULE
+    return None
+
+
 def _naming_problems(where: str, identifier: object, name: object) -> list[str]:
     problems: list[str] = []
-    if isinstance(identifier, str) and len(identifier) > MAX_NAME_CHARS:
-        problems.append(f"{where}: field identifier {_too_long(identifier)}")
-    elif not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
-        problems.append(
-            f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
-            f"(like package.set), got {short_repr(identifier)}"
-        )
+    if (problem := identifier_problem(identifier)) is not None:
+        got = "" if isinstance(identifier, str) and len(identifier) > MAX_NAME_CHARS else f", got {short_repr(identifier)}"
+        problems.append(f"{where}: field identifier {problem}{got}")
     if not isinstance(name, str):
         problems.append(f"{where}: field name must be text, got {_describe(name)}")
     elif not name.strip():

@@ -79,7 +79,8 @@ def test_baseline_show_says_who_accepted_when_and_why(evalkit_cli, project) -> N
     assert f"Baseline:  run {regressed['run_id']}" in text.stdout
     assert "Why:       accepted by alice: model retired" in text.stdout
     assert "my-app-2025-01 (my-app/my-app), grader deterministic" in text.stdout
-    assert "No accepted baseline" in evalkit_cli("baseline", "show", "arith.basic", "--provider", "other").stdout
+    assert "No accepted baseline" in evalkit_cli("baseline", "show", "arith.basic", "--provider", "openai").stdout
+    assert evalkit_cli("baseline", "show", "arith.basic", "--provider", "other").code == 2  # neither configured nor stored
     assert evalkit_cli("baseline", "show", "arith.basic", "--grader", "decision", "--json").json()["baselines"] == []
 
     history = evalkit_cli("history", "arith.basic", "--json").json()["runs"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
 
 
-def test_an_unknown_or_empty_set_has_no_history(evalkit_cli, project) -> None:
+def test_an_installed_set_never_run_has_an_empty_history(evalkit_cli, project) -> None:
     assert evalkit_cli("run", "evalkit.smoke").code == 0
-    result = evalkit_cli("history", "nobody.ran")
-    assert result.code == 0 and 'No stored runs of set "nobody.ran".' in result.stdout
-    assert evalkit_cli("history", "nobody.ran", "--json").json() == {"set": "nobody.ran", "runs": [], "series": []}
+    result = evalkit_cli("history", "arith.basic")
+    assert result.code == 0 and 'No stored runs of set "arith.basic".' in result.stdout
+    assert evalkit_cli("history", "arith.basic", "--json").json() == {"set": "arith.basic", "runs": [], "series": []}
 
 
 def test_history_without_a_store_names_the_path_and_creates_nothing(evalkit_cli, project) -> None:
@@ -98,21 +98,63 @@ def test_history_and_show_read_an_inconclusive_verdict(evalkit_cli, project) -> 
     assert "Verdict:    inconclusive vs " in shown.stdout
 
 
-def test_a_mistyped_set_with_no_runs_gets_a_did_you_mean_from_the_stored_sets(evalkit_cli, project) -> None:
-    # A typo in the set id of a command that reads the store said only "No stored runs of set …".
+def test_a_mistyped_set_is_refused_by_every_command_that_reads_the_store(evalkit_cli, project) -> None:
+    # A typo in the set id of a command that reads the store answered "No stored runs of set
+    # "evalkit.smok". Did you mean …", exit 0: a CI step reading a misspelt set's history passed.
     assert evalkit_cli("run", "evalkit.smoke").code == 0
-    for command, code in (
-        (("history", "evalkit.smok"), 0),
-        (("baseline", "show", "evalkit.smok"), 0),
-        (("flaky", "evalkit.smok"), 0),
-        (("baseline", "export", "evalkit.smok", "-o", "b.json"), 2),
+    for command in (
+        ("history", "evalkit.smok"), ("baseline", "show", "evalkit.smok"), ("flaky", "evalkit.smok"),
+        ("baseline", "export", "evalkit.smok", "-o", "b.json"), ("history", "evalkit.smok", "--json"),
+    ):  # fmt: skip
+        result = evalkit_cli(*command)
+        assert result.code == 2, (command, result.stdout, result.stderr)
+        assert (
+            'error: Unknown set "evalkit.smok": no installed provider ships it and the store holds no run of it. '
+            'Did you mean "evalkit.smoke"?'
+        ) in result.stderr, command
+    far = evalkit_cli("history", "nobody.ran")
+    assert far.code == 2 and 'Unknown set "nobody.ran"' in far.stderr and "Did you mean" not in far.stderr
+    assert not (project / "b.json").exists()
+
+
+def test_a_set_no_longer_installed_still_answers_from_the_store(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-example-faq")}
+    ran = evalkit_cli("run", "example_faq.office", "--provider", "reference", "--json", env=env)
+    assert ran.code in (0, 1), ran.stderr
+    # uninstalled: the store still knows the set, and a typo of it is told its stored name
+    history = evalkit_cli("history", "example_faq.office", "--json")
+    assert history.code == 0 and [r["run_id"] for r in history.json()["runs"]] == [ran.json()["run_id"]]
+    assert evalkit_cli("flaky", "example_faq.office", "--provider", "reference").code == 0
+    typo = evalkit_cli("history", "example_faq.ofice")
+    assert typo.code == 2 and 'Did you mean "example_faq.office"?' in typo.stderr, typo.stderr
+
+
+def test_a_mistyped_filter_is_refused_and_a_known_one_without_runs_answers_empty(evalkit_cli, project) -> None:
+    # `evalkit baseline show SET --provider refrence` said "No accepted baseline … matches", exit 0
+    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference").code == 0
+    for command, said in (
+        (("flaky", "evalkit.smoke", "--provider", "refrence"), '--provider "refrence": no provider of that name'),
+        (("baseline", "show", "evalkit.smoke", "--provider", "refrence"), '--provider "refrence": no provider'),
+        (("baseline", "show", "evalkit.smoke", "--grader", "determinstic"), '--grader "determinstic": no grader'),
+        (("baseline", "export", "evalkit.smoke", "-o", "b.json", "--grader", "determinstic"), '--grader "determinstic"'),
+        (("baseline", "show", "evalkit.smoke", "--retriever", "evalkit.lexicl"), '--retriever "evalkit.lexicl"'),
+        (("baseline", "show", "evalkit.smoke", "--deployment", "stagng"), '--deployment "stagng": no deployment'),
     ):
         result = evalkit_cli(*command)
-        assert result.code == code, (command, result.stdout, result.stderr)
-        assert 'Did you mean "evalkit.smoke"?' in result.stdout + result.stderr, command
-    far = evalkit_cli("history", "nobody.ran")
-    assert "Did you mean" not in far.stdout
-    assert not (project / "b.json").exists()
+        assert result.code == 2 and said in result.stderr, (command, result.stderr)
+    assert 'Did you mean "reference"?' in evalkit_cli("flaky", "evalkit.smoke", "--provider", "refrence").stderr
+    assert 'Did you mean "deterministic"?' in evalkit_cli("baseline", "show", "evalkit.smoke", "--grader", "determinstic").stderr
+    # installed, with no run of the set: an empty answer, as before
+    empty = evalkit_cli("baseline", "show", "evalkit.smoke", "--provider", "openai")
+    assert empty.code == 0 and 'No accepted baseline of set "evalkit.smoke" matches.' in empty.stdout
+    assert evalkit_cli("flaky", "evalkit.smoke", "--provider", "reference").code == 0
+
+
+def test_a_mistyped_run_id_is_told_the_stored_run_it_is_close_to(evalkit_cli, project) -> None:
+    run_id = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    for command in (("show", run_id[:-1]), ("report", run_id[:-1]), ("compare", run_id, run_id[:-1])):
+        result = evalkit_cli(*command)
+        assert result.code == 2 and result.stderr.rstrip().endswith(f'for run ids). Did you mean "{run_id}"?'), result.stderr
 
 
 def test_a_retrievers_runs_in_two_deployments_are_two_series_each_named(evalkit_cli, project, plugin_dists) -> None:

@@ -94,3 +94,37 @@ def test_help_mentions_exit_codes(evalkit_cli) -> None:
     assert "exit codes" in result.stdout and "run" in result.stdout and "list" in result.stdout
     run_help = evalkit_cli("run", "--help")
     assert "--fail-on-regression" in run_help.stdout and "--max-pass-rate-drop" in run_help.stdout
+
+
+def test_a_set_whose_identifier_run_refuses_is_listed_escaped_and_marked_unusable(evalkit_cli, plugin_dists) -> None:
+    # A provider's set named "outsider.\x1b[2Jcleared", "outsider.two words", "outsider.café" (not
+    # NFC) or "Outsider.Upper" was listed as if runnable, the escape sequence raw: `evalkit run`
+    # refuses each ("identifier must be lowercase segments …").
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), "OUTSIDER_UNUSABLE_NAMES": "1"}
+    document = evalkit_cli("list", "sets", "--json", env=env).json()
+    rows = {row["identifier"]: row for row in document["sets"]}
+    rule = "identifier must be lowercase segments of a-z, 0-9 and _ joined by dots (like package.set)"
+    for identifier in ("outsider.\x1b[2Jcleared", "outsider.two words", "outsider.cafe\u0301", "Outsider.Upper"):
+        assert rows[identifier]["usable"] is False and rows[identifier]["unusable"] == rule, rows[identifier]
+    assert rows["outsider.usable"]["usable"] is True and rows["outsider.usable"]["unusable"] is None
+    table = evalkit_cli("list", "sets", env=env)
+    assert "\x1b" not in table.stdout
+    lines = {line.split()[0]: line for line in table.stdout.splitlines() if "outsider." in line.lower() and "graded" not in line}
+    assert set(lines) == {"'outsider.\\x1b[2Jcleared'", "'outsider.two", "'outsider.cafe\\u0301'", "'Outsider.Upper'", "outsider.usable"}
+    assert all("— unusable: evalkit run refuses it (identifier must be" in line for name, line in lines.items() if name != "outsider.usable")
+    assert "unusable" not in lines["outsider.usable"]
+
+
+def test_a_provider_deployment_not_in_nfc_is_listed_escaped_and_marked_unusable(evalkit_cli, plugin_dists) -> None:
+    # A deployment a question-set provider shipped as "stag" + a combining accent was listed as
+    # "stág", runnable; `--deployment stág` is read in NFC and never matched it. A configured one
+    # is refused (the deployment name … is not in Unicode normal form NFC).
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), "OUTSIDER_UNUSABLE_NAMES": "1"}
+    document = evalkit_cli("list", "deployments", "--json", env=env).json()
+    rows = {row["name"]: row for row in document["deployments"]}
+    assert rows["production"]["usable"] is True and rows["production"]["unusable"] is None
+    assert rows["stag\u0301ing"]["usable"] is False
+    assert "is not in Unicode normal form NFC" in rows["stag\u0301ing"]["unusable"]
+    table = evalkit_cli("list", "deployments", env=env)
+    line = next(line for line in table.stdout.splitlines() if "stag" in line)
+    assert line.startswith("'stag\\u0301ing'") and "unusable" in table.stdout, table.stdout

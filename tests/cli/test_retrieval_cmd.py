@@ -785,7 +785,9 @@ def test_a_regressed_retrieval_run_never_becomes_the_baseline_until_accepted(cli
         "retriever": "fixtures.declaring",
         "deployment": "x",
     }
-    assert cli("baseline", "show", "retrievalkit.tiny", "--deployment", "y", "--json").json()["baselines"] == []
+    # a deployment neither configured nor among the set's stored runs is a typo: refused, not answered empty
+    unknown = cli("baseline", "show", "retrievalkit.tiny", "--deployment", "y", "--json")
+    assert unknown.code == 2 and '--deployment "y": no deployment of that name' in unknown.stderr, unknown.stderr
 
 
 def test_a_chosen_retrieval_baseline_of_another_scope_is_refused_before_anything_runs(cli, project) -> None:

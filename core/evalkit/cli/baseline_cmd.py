@@ -120,7 +120,7 @@ def handle_export(args: Arguments) -> int:
     from ..errors import UnknownRunError, UsageError
     from ..storage import capabilities, close_repository
     from .console import console
-    from .stored import open_store, stored_set_suggestion
+    from .stored import open_store
 
     repository = open_store(args)
     try:
@@ -136,11 +136,10 @@ def handle_export(args: Arguments) -> int:
                 retriever=args.retriever, deployment=args.deployment,
             )  # fmt: skip
             if not found:
-                hint = stored_set_suggestion(repository, args.set)
                 from ..printable import hidden_escaped
 
                 shown = f"`evalkit baseline show {hidden_escaped(args.set)}`"
-                raise UsageError(f"no accepted baseline of set {quoted(args.set)} matches (see {shown}).{hint}")
+                raise UsageError(f"no accepted baseline of set {quoted(args.set)} matches (see {shown}).")
             if len(found) > 1:
                 scopes = "; ".join(b.scope.describe() for b in found[:5])
                 raise UsageError(
@@ -209,7 +208,7 @@ def handle_show(args: Arguments) -> int:
     from .console import console
     from .json_output import print_json
     from .render import acceptance_document
-    from .stored import format_date, identity_label, open_store, stored_set_suggestion
+    from .stored import format_date, identity_label, open_store
 
     repository = open_store(args)
     try:
@@ -217,7 +216,6 @@ def handle_show(args: Arguments) -> int:
             repository, args.set, provider_instance=args.provider, model_alias=args.model, grader=args.grader,
             retriever=args.retriever, deployment=args.deployment,
         )  # fmt: skip
-        hint = "" if baselines or args.json else stored_set_suggestion(repository, args.set)
     finally:
         close_repository(repository)
     if args.json:
@@ -240,7 +238,7 @@ def handle_show(args: Arguments) -> int:
         return 0
     out = console()
     if not baselines:
-        out.print(f"No accepted baseline of set {quoted(args.set)} matches.{hint}")
+        out.print(f"No accepted baseline of set {quoted(args.set)} matches.")
         return 0
     out.print(f'Baselines of set {quoted(args.set)} ({counted(len(baselines), "scope")})')
     for current in baselines:

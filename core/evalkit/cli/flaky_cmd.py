@@ -79,7 +79,7 @@ def handle(args: Arguments) -> int:
     from .console import console
     from .json_output import print_json
     from .layout import Column, print_rows
-    from .stored import open_store, stored_set_suggestion
+    from .stored import open_store
 
     repository = open_store(args)
     try:
@@ -94,7 +94,6 @@ def handle(args: Arguments) -> int:
             history = scope_history(store, scope, runs=args.runs)
             cases = {case_id for run in history for case_id in run.outcomes}
             found.append((scope, history, flaky_cases(history), len(cases)))
-        hint = "" if found or args.json else stored_set_suggestion(repository, args.set)
     finally:
         close_repository(repository)
     if args.json:
@@ -123,7 +122,7 @@ def handle(args: Arguments) -> int:
         return 0
     out = console()
     if not found:
-        out.print(f"No complete runs of set {quoted(args.set)} match: nothing to tell flaky cases by.{hint}")
+        out.print(f"No complete runs of set {quoted(args.set)} match: nothing to tell flaky cases by.")
         return 0
     columns = (
         Column("Case", whole=True, primary=True), Column("Runs", "right", whole=True), Column("Flips", "right", whole=True),

@@ -91,7 +91,6 @@ def handle(args: Arguments) -> int:
         measured_label,
         open_store,
         sparkline,
-        stored_set_suggestion,
         stored_verdicts,
         verdict_document,
         verdict_label,
@@ -109,7 +108,6 @@ def handle(args: Arguments) -> int:
         alive = liveness(repository, runs)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
-        hint = "" if runs or args.json else stored_set_suggestion(repository, args.set)
     finally:
         close_repository(repository)
 
@@ -144,7 +142,7 @@ def handle(args: Arguments) -> int:
 
     out = console()
     if not runs:
-        out.print(f"No stored runs of set {quoted(args.set)}.{hint}")
+        out.print(f"No stored runs of set {quoted(args.set)}.")
         return 0
     from .layout import Column, print_rows
     from .spend_view import cost_cell

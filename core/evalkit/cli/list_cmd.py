@@ -161,7 +161,7 @@ def _sets(args: Arguments) -> int:
     from ..config import load_config
     from ..errors import SetValidationError
     from ..shapes import MAX_NAME_CHARS, clipped, short_repr
-    from ..validation import count_members
+    from ..validation import count_members, identifier_problem
     from .console import console
     from .json_output import print_json
     from .render import SetCheckDisplay
@@ -178,8 +178,12 @@ def _sets(args: Arguments) -> int:
             count, failure = count_members(getattr(sourced.set, count_attr), counting, identifier)
             if failure is not None:  # a stream whose producer failed while it was counted
                 problems.append(f'set {quoted(identifier)}: field {count_attr}: {failure}')
+            problem = identifier_problem(identifier)
             rows.append({
                 "identifier": identifier,
+                # a set `run` refuses (a control character, whitespace, not NFC): listed, marked unusable
+                "usable": problem is None,
+                "unusable": None if problem is None else f"identifier {problem}",
                 # the name is the plugin's and not checked here (`evalkit validate` does): cut past its bound
                 "name": clipped(name, MAX_NAME_CHARS) if isinstance(name := sourced.set.name, str) else short_repr(name),
                 "count": count,
@@ -208,7 +212,10 @@ def _sets(args: Arguments) -> int:
     table.add_column("Distribution")
     for row in rows:
         count = "?" if row["count"] is None else str(row["count"])
-        table.add_row(row["identifier"], row["name"], count, f"{row['distribution']} {row['version']}")
+        identifier, name = row["identifier"], row["name"]
+        if not row["usable"]:  # escaped, so that it reads as the text it is, and said not runnable
+            identifier, name = unusable_name(identifier), f"{name} — unusable: evalkit run refuses it ({row['unusable']})"
+        table.add_row(identifier, name, count, f"{row['distribution']} {row['version']}")
     if rows:
         out.print(table)
     else:
@@ -217,6 +224,31 @@ def _sets(args: Arguments) -> int:
     for problem in problems:
         err.line("[red]error:[/red] {problem}", problem=problem)
     return 2 if problems else 0
+
+
+def unusable_name(name: str) -> str:
+    """A name a command would refuse, as ``ascii()`` writes it (``'outsider.cafe\\u0301'``, quotes
+    included, cut to :data:`UNUSABLE_SHOWN_CHARS`): every character that is not plain ASCII — a
+    control character, a combining mark, a look-alike — written out, and a space inside the quotes."""
+    from ..shapes import clipped
+
+    return clipped(ascii(name), UNUSABLE_SHOWN_CHARS)
+
+
+#: How much of an unusable name ``evalkit list`` shows (escaped).
+UNUSABLE_SHOWN_CHARS = 120
+
+
+def deployment_name_problem(name: object) -> str | None:
+    """Why ``--deployment`` can never name the deployment ``name`` a set provider ships, as
+    configuration refuses such a name: not text, not in Unicode normal form NFC (the option is
+    read in NFC), or holding a control or invisible character; ``None`` when it can."""
+    from ..identity import hidden_problem
+    from ..printable import not_nfc
+
+    if not isinstance(name, str):
+        return "the name is no text"
+    return not_nfc(name) or hidden_problem(name)
 
 
 def _deployments(args: Arguments) -> int:
@@ -234,6 +266,9 @@ def _deployments(args: Arguments) -> int:
     rows = [
         {
             "name": name,
+            # a provider's name --deployment never matches (not NFC, a hidden character): marked unusable
+            "usable": (problem := deployment_name_problem(name)) is None,
+            "unusable": problem,
             "retriever": choice.retriever,
             "retrievers": {rid: entry.source for rid, entry in choice.retrievers.items()},
             "defined_in": list(choice.sources),
@@ -252,7 +287,7 @@ def _deployments(args: Arguments) -> int:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(
-                row["name"],
+                row["name"] if row["usable"] else out.text("{}\n(unusable: {})", unusable_name(row["name"]), row["unusable"]),
                 row["retriever"] or "(none named: give RETRIEVER)",
                 ", ".join(row["retrievers"]) or "-",
                 out.text("\n".join("{}" for _ in row["defined_in"]), *row["defined_in"]),

@@ -4,8 +4,9 @@ identifiers, provider instances, graders, retrievers, deployments and run ids.
 Each gives the shell its candidates when the user presses Tab (click's ``shell_complete``), and a
 missing SET or RUN_ID a pointer to where the names are (``get_missing_message``). A name is checked
 where the library resolves it — the set when the catalog is loaded, the provider when the run is
-planned — with a "did you mean" from the same helper click's suggestions use
-(:func:`evalkit.wording.close_matches`); parsing the command line loads no plugin.
+planned, and for a command that reads the store where it opens the store
+(:mod:`evalkit.cli.known_names`) — with a "did you mean" from the same helper click's suggestions
+use (:func:`evalkit.wording.close_matches`); parsing the command line loads no plugin.
 
 Completion runs plugin code only where the names come from plugins (set identifiers), reads the
 configuration only where the names are configured, and never prints: each list is made with a

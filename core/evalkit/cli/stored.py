@@ -30,7 +30,6 @@ __all__ = [
     "store_origin",
     "require_run",
     "sparkline",
-    "stored_set_suggestion",
     "stored_verdicts",
     "verdict_document",
     "verdict_label",
@@ -48,20 +47,31 @@ def open_store(args: Arguments, *, writing: bool = False) -> Any:
     (see :func:`require_existing_store`). A built-in database that holds no store is never given its
     tables here: only ``run``, ``retrieval`` and ``db upgrade`` make a store.
 
+    A reading command's set and the filters that narrow it are resolved here, once for every such
+    command (:func:`evalkit.cli.known_names.require_known_names`): a name neither installed nor in
+    the store is a usage error with a "did you mean".
+
     A built-in store is opened on a connection that refuses every change (``read_only``, as
     ``evalkit view`` reads it) unless the command changes it (``writing``: ``db prune``, ``cache
     clear``, ``baseline accept``): a reader neither takes SQLite's write lock, so it does not wait
     for (or fail on) a run writing the file, nor needs a file it may write.
     """
     from ..config import load_config
-    from ..storage import SQL_SCHEMES, url_scheme
+    from ..storage import SQL_SCHEMES, close_repository, url_scheme
+    from .known_names import require_known_names
 
     config = load_config(getattr(args, "config", None))
     url = database_url(args, config)
     require_existing_store(url, config, getattr(args, "database", None))
     if writing:
         return opened_for(args, url, create=False) if url_scheme(url) in SQL_SCHEMES else opened_for(args, url)
-    return open_for_reading(url, args)
+    repository = open_for_reading(url, args)
+    try:
+        require_known_names(repository, args, config)
+    except BaseException:
+        close_repository(repository)
+        raise
+    return repository
 
 
 def open_for_reading(url: str, args: Arguments) -> Any:
@@ -130,27 +140,12 @@ def require_run(repository: ResultRepository, run_id: str, with_cases: bool = Tr
     :func:`evalkit.storage.counted_so_far`), or a usage error naming it."""
     from ..errors import UnknownRunError
     from ..storage import counted_so_far
+    from .known_names import stored_run_suggestion
 
     run = repository.get_run(run_id, with_cases=with_cases)
     if run is None:
-        raise UnknownRunError(run_id)
+        raise UnknownRunError(run_id, hint=stored_run_suggestion(repository, run_id))
     return counted_so_far(repository, run)
-
-
-#: How many of the newest runs a "did you mean" for a mistyped set id looks through.
-SUGGESTION_RUNS = 1000
-
-
-def stored_set_suggestion(repository: ResultRepository, set_id: str) -> str:
-    """`` Did you mean "x"?`` naming a set with stored runs close to ``set_id`` when ``set_id``
-    itself has none (a typo in a command that reads the store); an empty string otherwise, or
-    when the store cannot list runs."""
-    from ..wording import did_you_mean
-
-    history = capabilities(repository).history
-    if history is None or history.recent_runs(set_id, limit=1):
-        return ""
-    return did_you_mean(set_id, (run.set_identifier for run in history.recent_runs(None, limit=SUGGESTION_RUNS)))
 
 
 def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:

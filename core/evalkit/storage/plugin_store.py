@@ -4,8 +4,8 @@ made, and :func:`plugin_store_failure`, which tells that store's own failure fro
 
 The adapter checks what the store gives back where the kernel would otherwise fail on it in an
 internal error (a ``begin_run`` that returns ``None``, a ``get_run`` that returns a dict, a
-``recent_runs`` that returns ``[{}]`` or a run whose ``started_at`` is text, an ``iter_cases``
-that yields what is no case), naming the plugin and the method; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
+``recent_runs`` that returns ``[{}]`` or a run whose ``started_at`` is text, a ``case_history``
+whose outcomes are keyed by what is no case id, an ``iter_cases`` that yields what is no case), naming the plugin and the method; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
 ``capabilities(adapter)`` answers as ``capabilities(store)`` would. The store object itself is
 never changed (a class with ``__slots__``, or a frozen one, is held to the same checks).
 """
@@ -31,7 +31,7 @@ _RUN_RETURNS = (
 #: and whether ``None`` is an answer.
 _LIST_RETURNS = (
     ("recent_runs", "Run", False), ("accepted_runs", "Run", False), ("quality_runs_for_provider_model", "Run", False),
-    ("record_cases_as_stored", "CaseResult", True),
+    ("record_cases_as_stored", "CaseResult", True), ("case_history", "RunOutcomes", False),
 )  # fmt: skip
 #: The methods of the store protocols that give back an iterator, read after the method returned,
 #: with the class of what it yields (``None``: not checked).
@@ -90,9 +90,9 @@ def _returned_class(name: str) -> type:
     """The evalkit class called ``name`` that a store method gives back (imported when a store is
     opened: the adapter's module is imported by every command)."""
     from ..runs import CaseResult, Run
-    from .values import CasePair
+    from .values import CasePair, RunOutcomes
 
-    return {"Run": Run, "CaseResult": CaseResult, "CasePair": CasePair}[name]
+    return {"Run": Run, "CaseResult": CaseResult, "CasePair": CasePair, "RunOutcomes": RunOutcomes}[name]
 
 
 def _refused(label: str, said: str) -> Exception:

@@ -45,6 +45,43 @@ class OutsiderSets:
         return [GoldenPromptSet(identifier="outsider.graded", name="Prompts for a treacherous grader", prompts=prompts)]
 
 
+#: Set identifiers ``evalkit run`` refuses, each shipped by :class:`UnusableNameSets`: a control
+#: character, whitespace, an accent written as ``e`` and a combining mark (not NFC), upper case.
+UNUSABLE_IDENTIFIERS = ("outsider.\x1b[2Jcleared", "outsider.two words", "outsider.cafe\u0301", "Outsider.Upper")
+#: A deployment name not in Unicode normal form NFC (``--deployment`` is read in NFC: it never matches).
+UNUSABLE_DEPLOYMENT = "stag\u0301ing"
+
+
+class UnusableNameSets:
+    """With ``$OUTSIDER_UNUSABLE_NAMES`` set: a prompt set under each of :data:`UNUSABLE_IDENTIFIERS`
+    and one usable (``outsider.usable``), a question set whose provider ships the deployment
+    :data:`UNUSABLE_DEPLOYMENT` and ``production``. ``evalkit list`` showed each as runnable, the
+    identifier raw. Ships nothing without the variable."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """The sets (none without ``$OUTSIDER_UNUSABLE_NAMES``)."""
+        import os
+
+        if not os.environ.get("OUTSIDER_UNUSABLE_NAMES"):
+            return []
+        prompts = [GoldenPrompt(id="a", prompt="Say x", reference="x")]
+        return [GoldenPromptSet(identifier=i, name="An outsider's set", prompts=prompts) for i in (*UNUSABLE_IDENTIFIERS, "outsider.usable")]
+
+    def golden_question_sets(self) -> list:
+        """One question set (none without ``$OUTSIDER_UNUSABLE_NAMES``)."""
+        import os
+
+        from evalkit.questions import GoldenQuestion, GoldenQuestionSet
+
+        if not os.environ.get("OUTSIDER_UNUSABLE_NAMES"):
+            return []
+        return [GoldenQuestionSet(identifier="outsider.questions", name="Q", questions=[GoldenQuestion(id="q", question="q?", expected_document_ids=("d",))])]
+
+    def default_deployments(self) -> dict:
+        """A deployment whose name is not NFC, and one that is."""
+        return {UNUSABLE_DEPLOYMENT: {"evalkit.lexical": {}}, "production": {"evalkit.lexical": {}}}
+
+
 class TreacherousTextGrader:
     """Grades each prompt with its entry of :data:`GRADINGS`."""
 
@@ -322,6 +359,40 @@ class HistoryStore(MisshapenStore):
     def purge_older_than(self, cutoff):
         """Purges nothing."""
         return 0
+
+
+class CaseHistoryStore(HistoryStore):
+    """A results store (``outsidercasehistory://…``) with a complete retrieval run of set ``s``
+    and the ``case_history`` capability (what ``evalkit flaky`` reads), handing back what
+    ``$OUTSIDER_CASE_HISTORY`` names: ``dict`` a run's outcomes as ``{}``, ``text`` outcomes by a
+    case id that is no text, ``typed`` an outcome whose ``passed`` is text, ``none`` no list at
+    all; anything else, a flaky case whose id clears the screen and forges a line. Each ended
+    ``evalkit flaky`` in an internal error, or printed what it was given."""
+
+    def recent_runs(self, set_identifier=None, limit=20):
+        """One complete retrieval run of set ``s``."""
+        from evalkit.runs import Run, RunKind, RunStatus
+
+        return [Run(id="r-1", set_identifier="s", grader="g", started_at=1.0e9, kind=RunKind.RETRIEVAL,
+                    status=RunStatus.COMPLETE, retriever="outsider.r")]
+
+    def case_history(self, scope, *, runs=20, case_ids=None):
+        """The outcomes ``$OUTSIDER_CASE_HISTORY`` names."""
+        import os
+
+        from evalkit.storage.values import CaseOutcome, RunOutcomes
+
+        kind = os.environ.get("OUTSIDER_CASE_HISTORY", "dict")
+        if kind == "dict":
+            return [{}]
+        if kind == "none":
+            return None
+        if kind == "text":
+            return [RunOutcomes("r-1", 1.0e9, {7: CaseOutcome("c", True)})]
+        if kind == "typed":
+            return [RunOutcomes("r-1", 1.0e9, {"c": CaseOutcome("c", "yes")})]
+        hostile = "c\x1b[2J\nevalkit: ok"  # a case id that clears the screen and forges a line
+        return [RunOutcomes(f"r-{n}", 1.0e9 - n, {hostile: CaseOutcome(hostile, n % 2 == 0)}) for n in range(3)]
 
 
 class ExactScoreGrader:
