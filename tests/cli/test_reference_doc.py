@@ -89,3 +89,15 @@ def test_an_optional_argument_is_shown_in_brackets_in_the_usage_line() -> None:
                 if not param.make_metavar(click.Context(command)).startswith("["):
                     wrong.append(f"evalkit {command.name} {usage}")
     assert not wrong, wrong
+
+
+def test_a_commands_summary_names_what_it_offers() -> None:
+    # `evalkit --help` summed up `schema` as "golden-set or question-set files" (it prints
+    # calibration-set too) and `baseline` as "accept … or show" (it exports one too)
+    ctx = click.Context(evalkit)
+    summary = {name: COMMANDS[name][1] for name in COMMANDS}
+    schema = evalkit.get_command(ctx, "schema")
+    (formats,) = [param for param in schema.params if isinstance(param, click.Argument)]
+    assert all(choice in summary["schema"] for choice in formats.type.choices), summary["schema"]
+    baseline = evalkit.get_command(ctx, "baseline")
+    assert all(verb in summary["baseline"] for verb in baseline.list_commands(ctx)), summary["baseline"]
