@@ -1343,7 +1343,7 @@ def test_a_retriever_or_generator_without_its_options_names_the_callers_argument
         (lambda: evaluate_retrieval("evalkit_stdlib.docs", database=url, cwd=tmp_path),
          "name retriever, or choose a deployment that names one (deployment=NAME or EVALKIT_DEPLOYMENT;"),
         (lambda: evaluate_retrieval("evalkit_stdlib.docs", "evalkit.lexical", database=url, config=load_config(cwd=configured)),
-         "No deployment was chosen, so it got no options; choose one with deployment=NAME (configured: staging)"),
+         "none was chosen, so the retriever gets no options: choose one with deployment=NAME (configured: staging; "),
         (lambda: evaluate_set("evalkit.smoke", provider="replay", database=url, cwd=tmp_path),
          "set path = … in the ad-hoc provider=replay run"),
         (lambda: evaluate_set("evalkit.smoke", provider="nope", database=url, cwd=tmp_path),

@@ -793,7 +793,10 @@ class UnknownProviderError(UnknownPluginError):
         if config.path is None:
             where = f"No configuration file was found ({config.describe_search()})"
         elif configured:
-            where = f"Available providers: {', '.join(self.available)} (configured in {path_named(config.path)})"
+            # the adapters are named in the next sentence: listed here too, "replay (configured in
+            # evalkit.toml)" read as if the adapter were a configured instance
+            shown = ", ".join(quoted(hidden_escaped(n)) for n in configured)
+            where = f"Configured provider instances (in {path_named(config.path)}): {shown}"
         else:
             where = f"{path_named(config.path)} configures no provider instance"
         adapters_text = ", ".join(quoted(a) for a in adapters) or "none installed"

@@ -218,7 +218,9 @@ class UnknownSetError(UsageError, LookupError):
         self.available = tuple(available)
         from .wording import did_you_mean
 
-        hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
+        # "No sets are installed" after `evalkit judge calibrate --set starter.faq` denied the golden
+        # set it had just run: what is missing is a set of this kind
+        hint = f" Available sets: {', '.join(self.available)}." if self.available else f" No {kind}s are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
         told = "".join(f" {note}" for note in notes)  # why it may be unknown: a path given, a provider switched off
         super().__init__(

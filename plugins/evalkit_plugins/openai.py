@@ -46,7 +46,7 @@ import ssl
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 import attrs
 from evalkit import __version__ as _EVALKIT_VERSION
@@ -296,7 +296,7 @@ class OpenAIGenerator:
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
             failure = self._status_failure(status, reason, shown)
-            raise GenerationError(f"{where} answered {failure}{self._auth_hint(status, shown)}")
+            raise GenerationError(f"{where} answered {failure}{self._status_hint(status, shown)}")
         if status >= 500:
             failure = self._status_failure(status, reason, shown)
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
@@ -564,7 +564,7 @@ class OpenAIGenerator:
                         status=status,
                     )
                 if (status != 429 and status < 500) or (status >= 500 and _about_credentials(content)):
-                    hint = self._auth_hint(status, content)
+                    hint = self._status_hint(status, content)
                     raise GenerationError(f"{self._where} answered {failure} (not retried){hint}")
                 wait = _retry_after(reply)
             if attempt < self.max_attempts:
@@ -643,7 +643,16 @@ class OpenAIGenerator:
         reason = f" {self._scrub(reason_phrase[:80])}" if reason_phrase else ""
         return f"HTTP {status}{reason}: {self._shorten(content)}"
 
-    def _auth_hint(self, status: int, content: bytes = b"") -> str:
+    def _status_hint(self, status: int, content: bytes = b"") -> str:
+        """What to look at after an answer of ``status``: the key for a credentials refusal, the
+        base URL for a 404 at a base URL without ``/v1`` (its most common mistake), else nothing."""
+        parts = urlsplit(self.base_url)
+        if status == 404 and not re.search(r"/v1(/|$)", parts.path):
+            suggested = parts._replace(path=parts.path.rstrip("/") + "/v1").geturl()
+            return (
+                "; nothing serves chat completions at that URL: check base_url — most OpenAI-compatible "
+                f'servers serve them under /v1 (base_url = "{suggested}")'
+            )
         about_key = status in (401, 403) or (status >= 500 and _about_credentials(content))
         if about_key and self._key_missing and not self.api_key_env:
             return '; api_key_env is "", so no Authorization header was sent'

@@ -281,3 +281,13 @@ def test_a_judge_named_in_rich_markup_is_shown_as_it_is_by_calibrate_and_show(ch
     assert f'Judge "{name}" ({JUDGE_MODEL}, prompt v1) on calibration set shop.refund_labels' in calibrated.stdout, calibrated.stdout
     shown = evalkit_cli("judge", "show")
     assert shown.code == 0 and f"deterministic:rubric:{name}:{JUDGE_MODEL}:v1" in shown.stdout, shown.stdout
+
+
+def test_a_golden_set_named_for_calibration_is_told_no_calibration_set_is_installed(
+    project: Path, evalkit_cli: Callable[..., Any]
+) -> None:
+    # `evalkit judge calibrate --set evalkit.smoke` (a golden prompt set, installed) said "No sets are
+    # installed.", denying the set a run had just answered; what is missing is a calibration set
+    result = evalkit_cli("judge", "calibrate", "--set", "evalkit.smoke")
+    assert result.code == 2
+    assert 'Unknown calibration set "evalkit.smoke". No calibration sets are installed.' in result.stderr, result.stderr

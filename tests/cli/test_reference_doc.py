@@ -67,3 +67,37 @@ def test_the_built_in_plugins_options_are_current() -> None:
             expected += [f"### {record.kind} `{record.name}`", "", "```text", *option_lines(*plugin_options(record)), "```", ""]
     section = DOC.read_text().partition("## Options of the built-in plugins")
     assert section[1] + section[2] == "\n".join(expected), "docs/cli.md: paste the plugins' options as `evalkit list plugins --options` shows them"
+
+
+#: Arguments that click takes as optional but the command refuses to go without, with its own message
+#: (``evalkit completion`` names the shells): their usage shows them as required, which they are.
+REFUSED_WHEN_MISSING = {("completion", "shell")}
+
+
+def test_an_optional_argument_is_shown_in_brackets_in_the_usage_line() -> None:
+    # `evalkit retrieval SET` (the deployment names the retriever) and `evalkit list` (plugins) run,
+    # but --help and docs/cli.md said "Usage: evalkit retrieval [OPTIONS] SET RETRIEVER" and
+    # "evalkit list [OPTIONS] {plugins,sets,questions,deployments}", as if each had to be given
+    ctx = click.Context(evalkit)
+    wrong = []
+    for command in _commands(evalkit, ctx):
+        usage = " ".join(command.collect_usage_pieces(click.Context(command, info_name=command.name)))
+        for param in command.params:
+            if isinstance(param, click.Argument) and not param.required:
+                if (command.name, param.name) in REFUSED_WHEN_MISSING:
+                    continue
+                if not param.make_metavar(click.Context(command)).startswith("["):
+                    wrong.append(f"evalkit {command.name} {usage}")
+    assert not wrong, wrong
+
+
+def test_a_commands_summary_names_what_it_offers() -> None:
+    # `evalkit --help` summed up `schema` as "golden-set or question-set files" (it prints
+    # calibration-set too) and `baseline` as "accept … or show" (it exports one too)
+    ctx = click.Context(evalkit)
+    summary = {name: COMMANDS[name][1] for name in COMMANDS}
+    schema = evalkit.get_command(ctx, "schema")
+    (formats,) = [param for param in schema.params if isinstance(param, click.Argument)]
+    assert all(choice in summary["schema"] for choice in formats.type.choices), summary["schema"]
+    baseline = evalkit.get_command(ctx, "baseline")
+    assert all(verb in summary["baseline"] for verb in baseline.list_commands(ctx)), summary["baseline"]

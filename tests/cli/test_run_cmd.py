@@ -290,7 +290,11 @@ def test_unknown_provider_lists_instances_and_adapters(evalkit_cli, project) -> 
     result = evalkit_cli("run", "arith.basic", "--provider", "nope")
     assert result.code == 2
     assert 'Unknown provider "nope"' in result.stderr
-    assert "my-app (configured)" in result.stderr and "replay" in result.stderr
+    assert f'Configured provider instances (in {project / "evalkit.toml"}): "my-app". Adapters' in result.stderr
+    assert 'Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are "llm", "openai",' in result.stderr
+    # the adapters were listed twice, the first time in "Available providers: my-app (configured),
+    # llm, openai, reference, replay (configured in …/evalkit.toml)", as if replay were configured
+    assert "Available providers" not in result.stderr and result.stderr.count("replay") == 1, result.stderr
 
 
 def test_a_misspelt_adapter_key_is_named_with_the_key_meant(evalkit_cli, project) -> None:

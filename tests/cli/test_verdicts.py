@@ -6,6 +6,7 @@ the backend behind an alias (a LiteLLM-style swap)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -302,6 +303,20 @@ def test_plan_says_what_a_set_can_detect_before_anything_is_called(evalkit_cli, 
     text = evalkit_cli("plan", SET, "--provider", "prod", env=env).stdout
     assert "Detectable drop:" in text and "assumed: no stored run of this scope gives one" in text
     assert chat_server.request_count == 0 and not (project / ".evalkit").exists()
+
+
+def test_plan_without_provider_reads_the_baseline_of_the_one_instance_run_uses(evalkit_cli, project, chat_server) -> None:
+    # `evalkit run SET` answers with the only configured instance when none is named; `evalkit plan
+    # SET` passed its baseline over and said "assumed: no stored run of this scope gives one"
+    write_set(project, 4)
+    env = configure(project, chat_server)
+    first = evalkit_cli("run", SET, env=env)
+    assert first.code == 0, first.stderr
+    run_id = re.search(r"\(run (\S+)\)", first.stdout).group(1)
+    planned = evalkit_cli("plan", SET, env=env)
+    assert planned.code == 0, planned.stderr
+    assert f"(the accepted baseline, run {run_id})" in planned.stdout, planned.stdout
+    assert "assumed" not in planned.stdout.split("Pass rate:", 1)[1].splitlines()[0]
 
 
 def test_a_tiny_drop_or_a_rate_at_the_edge_is_planned_not_a_crash(evalkit_cli, project, chat_server) -> None:

@@ -288,6 +288,25 @@ def test_client_errors_are_not_retried(chat_server: ChatServer, status: int) -> 
     assert chat_server.request_count == 1
 
 
+@pytest.mark.parametrize(
+    ("path", "hinted"), [("", True), ("/api", True), ("/v1", False), ("/openai/v1/", False)]
+)
+def test_a_404_at_a_base_url_without_v1_says_to_check_base_url(chat_server: ChatServer, path: str, hinted: bool) -> None:
+    # a new user's base_url = "http://127.0.0.1:8080" (no /v1): every case erred "HTTP 404 Not Found:
+    # … (not retried)" with nothing pointing at the URL; at a /v1 URL a 404 is the endpoint's own
+    # (an unknown model), no hint
+    base = chat_server.base_url.removesuffix("/v1") + path
+    chat_server.fail_next(Fault.http_error(404, body='{"error": {"message": "not found"}}'))
+    error = str(fails(make(chat_server, base_url=base)))
+    assert "HTTP 404" in error and "not retried" in error
+    hint = (
+        "; nothing serves chat completions at that URL: check base_url — most OpenAI-compatible servers serve "
+        f'them under /v1 (base_url = "{base.rstrip("/")}/v1")'
+    )
+    assert (hint in error) is hinted, error
+    assert ("check base_url" in error) is hinted, error
+
+
 def test_echoed_credentials_are_scrubbed_from_error_messages(chat_server: ChatServer) -> None:
     echo = f'{{"error": "bad auth: Bearer {KEY}, X-Secret: {HEADER_SECRET}"}}'
     chat_server.fail_next(Fault.http_error(401, body=echo))

@@ -49,6 +49,28 @@ def test_the_cli_says_so_and_exits_3(evalkit_cli) -> None:
     assert "s3cret" not in result.stderr + result.stdout
 
 
+@pytest.mark.parametrize(
+    "command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "status"), ("view", "--port", "0")]
+)
+def test_a_postgresql_url_without_its_driver_installed_says_which_extra_to_install(
+    evalkit_cli, monkeypatch, command: tuple[str, ...]
+) -> None:
+    # the README's install has no PostgreSQL driver: a postgresql:// store was "internal error (an
+    # evalkit bug): ImproperlyConfigured: psycopg2 postgres driver not found." and a traceback
+    import peewee
+
+    monkeypatch.setattr(peewee, "psycopg2", None)
+    monkeypatch.setattr(peewee, "psycopg", None)
+    result = evalkit_cli(*command, "--database", "postgresql://ci:s3cret@127.0.0.1:1/evalkit")
+    assert result.code == 2, result.stderr
+    assert (
+        "cannot open database postgresql://ci:***@127.0.0.1:1/evalkit: PostgreSQL needs the psycopg2 driver, "
+        'which is not installed here; install it with pip install "evalkit-golden[postgres]"'
+    ) in result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert "s3cret" not in result.stderr + result.stdout
+
+
 @pytest.mark.postgres
 def test_a_server_that_refuses_the_credentials_or_database_is_exit_2_as_a_refused_url_parameter_is(
     evalkit_cli,

@@ -48,7 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare_cmd", "compare two stored runs of one set, case by case"),
     "db": ("db_cmd", "upgrade the results database schema, show its version, prune old runs"),
     "validate": ("validate_cmd", "check set files and installed sets without running them (exit 0 or 2)"),
-    "schema": ("schema_cmd", "print the JSON Schema of golden-set or question-set files"),
+    "schema": ("schema_cmd", "print the JSON Schema of golden-set, question-set or calibration-set files"),
     "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
     "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
     "report": (
@@ -57,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "regrade": ("regrade_cmd", "grade a stored run's answers again with the current checks, without asking the model"),
     "cache": ("cache_cmd", "inspect or empty the answer cache of evalkit run --cache"),
-    "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
+    "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, show the current baselines, or export one to a file"),
     "completion": ("shell_completion", "print a shell completion script (bash, zsh or fish)"),
     "flaky": ("flaky_cmd", "list the flaky cases of a set: outcomes that flip between runs or disagree among repeats"),
     "plan": ("plan_cmd", "say what a run of a set would ask and could detect, before anything is called"),

@@ -28,7 +28,7 @@ WHAT = ("plugins", "sets", "questions", "deployments")
     ),
 )
 @click.argument(
-    "what", required=False, default="plugins", type=Choice(WHAT), metavar="{plugins,sets,questions,deployments}",
+    "what", required=False, default="plugins", type=Choice(WHAT), metavar="[plugins|sets|questions|deployments]",
     help="what to list (default: plugins)",
 )
 @click.option(

@@ -28,7 +28,7 @@ from .params import MAX_REPEATS, PositiveInt, global_options, non_empty
 )
 @click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
 @click.option(
-    "--provider", metavar="NAME", type=ProviderName(), help="the configured provider instance the run would use (for its baseline)"
+    "--provider", metavar="NAME", type=ProviderName(), help="the configured provider instance the run would use (for its baseline; default: the only one configured, as for evalkit run)"
 )
 @click.option("--model", metavar="ALIAS", help="the model alias the run would send", callback=non_empty("a model alias"))
 @click.option(
@@ -122,6 +122,10 @@ def handle(args: Arguments) -> int:
         raise UsageError(f"--provider {quoted(args.provider)} is not a configured provider instance.{hint}")
     tolerances, gate = gate_of(args, config)
     instance = args.provider
+    if instance is None and len(config.providers) == 1:
+        # the one instance `evalkit run SET` answers with when none is named (bind_generator): its
+        # baseline was passed over, and the plan assumed a rate "no stored run of this scope gives"
+        instance = next(iter(config.providers))
     alias = args.model or (config.providers[instance].model if instance is not None else None)
     rate, source = _stored_rate(args, config, instance, alias)
     if rate is None:

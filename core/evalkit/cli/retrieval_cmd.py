@@ -48,7 +48,7 @@ from .params import (
 )
 @click.argument(
     "retriever",
-    metavar="RETRIEVER",
+    metavar="[RETRIEVER]",
     required=False,
     type=PluginName("evalkit.retrievers"),
     help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",

@@ -365,23 +365,20 @@ def resolve_deployment(
     """
     choice = choose_deployment(name, config, sourced=sourced)
     if choice is None:
-        return no_deployment(retriever_id)
+        return no_deployment(retriever_id, config.deployments)
     return deployment_options(choice, retriever_id, factory)
 
 
-def no_deployment(retriever_id: str, *, configured: bool = False) -> Deployment:
+def no_deployment(retriever_id: str, configured: Iterable[str] = ()) -> Deployment:
     """The retriever's options when no deployment was chosen: none. Its ``table`` says how to
-    choose one, or the table to write, for a message about an option the retriever requires (no
-    provider is asked for its deployments: a broken one must not stop a run that chose none).
-
-    ``configured``: the project configures deployments, and the caller's refusal names them
-    and how to choose one; the table then only says where the option belongs, so the advice is
-    not given twice."""
-    if configured:
-        return Deployment(None, {}, "none", table="a deployment's table")
+    choose one — naming the ``configured`` deployments of the project — or the table to write, for
+    a message about an option the retriever requires (no provider is asked for its deployments: a
+    broken one must not stop a run that chose none)."""
+    names = ", ".join(sorted(configured))
+    listed_here = f"configured: {names}; `evalkit list deployments` lists every one" if names else "`evalkit list deployments` lists them"
     table = (
         "a deployment's table, but none was chosen, so the retriever gets no options: choose one with "
-        f"{argument('deployment', 'NAME')} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers.{table_key(retriever_id, always_quoted=True)}] "
+        f"{argument('deployment', 'NAME')} ({listed_here}), or write [deployments.NAME.retrievers.{table_key(retriever_id, always_quoted=True)}] "
         "in evalkit.toml"
     )
     return Deployment(None, {}, "none", table=table)

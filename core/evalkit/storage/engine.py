@@ -218,13 +218,21 @@ def open_database(url: str, *, writing: bool = False, read_only: bool = False) -
     cannot be opened; :class:`StoreUnavailable`, exit 3, when the environment is at fault — a full
     disk, an I/O error, a PostgreSQL server that is down, out of reach, starting or out of
     connection slots (:func:`environment_fault`); a wrong password, role, database or host name,
-    or a URL whose parameters are refused, stays the command's fault, exit 2)."""
+    a URL whose parameters are refused, or a PostgreSQL URL with no driver installed stays the
+    command's fault, exit 2)."""
     db = connect(url, writing=writing, read_only=read_only)
     deadline = time.monotonic() + busy_timeout_s()
     while True:
         try:
             db.connect(reuse_if_open=True)
             return db
+        except pw.ImproperlyConfigured:
+            # peewee's word for a driver that is not installed: the kernel installs no PostgreSQL
+            # driver unless asked, so a postgresql:// URL met an "internal error" and a traceback.
+            raise StorageError(
+                f"cannot open database {redact_url(url)}: PostgreSQL needs the psycopg2 driver, which is not "
+                f'installed here; install it with pip install "evalkit-golden[postgres]" (or psycopg2-binary)'
+            ) from None
         except (pw.DatabaseError, pw.InterfaceError) as exc:
             # Switching a new file to WAL takes an exclusive lock that SQLite does not wait for
             # (no busy handler), so processes opening one fresh file at once retry here.

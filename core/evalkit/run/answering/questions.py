@@ -40,6 +40,7 @@ from ...errors import (
     UsageError,
     carried,
 )
+from ...options import OptionsError
 from ...privacy import remove_secrets, secrets_to_keep_out
 from ...questions import GoldenQuestion, GoldenQuestionSet
 from ...retrieval.contracts import (
@@ -784,11 +785,7 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     factory = registry.load(record)
     if choice is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
-    deployment = (
-        deployment_options(choice, retriever, factory)
-        if choice is not None
-        else no_deployment(retriever, configured=bool(config.deployments))
-    )
+    deployment = deployment_options(choice, retriever, factory) if choice is not None else no_deployment(retriever, config.deployments)
     return ResolvedQuestions(golden_set, retriever, record, factory, deployment, privacy, source)
 
 
@@ -800,7 +797,9 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
         within = (deployment.timeout, "the deployment's timeout")
         retriever = registry.build(record, resolved.factory, deployment.options, deployment.table, within=within)
     except (PluginError, ConfigError) as exc:
-        if deployment.name is None and config.deployments and not isinstance(exc, OptionsDeclarationError):
+        # options checked against no deployment already say how to choose one (no_deployment's
+        # table): a second "choose one" after them said it twice, joined by "..".
+        if deployment.name is None and config.deployments and not isinstance(exc, (OptionsDeclarationError, OptionsError)):
             raise UsageError(
                 f"{str(exc).rstrip('.')}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
                 f"(configured: {', '.join(sorted(config.deployments))})"
