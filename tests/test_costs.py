@@ -13,7 +13,7 @@ from evalkit.answers import GenerationRequest, Usage
 from evalkit.config import Config
 from evalkit.costs import Price, RunSpend, add_costs, cost_of, format_amount, parse_amount
 from evalkit.errors import UsageError
-from evalkit.run.answering.spending import SpendGuard, SpendingRequest, cache_allowed, prepare_spending
+from evalkit.run.answering.spending import Reservation, SpendGuard, SpendingRequest, cache_allowed, prepare_spending
 
 
 def test_amounts_are_exact_and_an_unknown_one_is_never_zero() -> None:
@@ -80,17 +80,17 @@ def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing
     prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
     guard = SpendGuard(Decimal("0.03"), None, Price(1000, 2000), output_tokens=1)
     first = guard.admit(prompt)
-    assert isinstance(first, Decimal) and first == Decimal("0.016")
+    assert isinstance(first, Reservation) and first.total == Decimal("0.016")
     assert guard.admit(prompt) == "wait", "the first request's estimate is in flight"
     answered = SimpleNamespace(usage=Usage(input_tokens=10, output_tokens=1), judge_usage=())
     guard.settle(first, answered)
     assert guard.spent == Decimal("0.012")
     second = guard.admit(prompt)
-    assert second == Decimal("0.016") and guard.admit(prompt) == "wait"
+    assert second.total == Decimal("0.016") and guard.admit(prompt) == "wait"
     guard.settle(second, answered)
     assert guard.admit(prompt) is None and guard.stopped == "budget reached", "0.024 spent + 0.016 would pass 0.03"
     limited = SpendGuard(None, 1, None)
-    assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "the limit of 1 request reached"
+    assert limited.admit(prompt).total == 0 and limited.admit(prompt) is None and limited.stopped == "the limit of 1 request reached"
 
 
 def test_an_errored_answers_spend_counts_but_never_its_size_in_the_budgets_estimate() -> None:

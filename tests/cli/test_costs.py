@@ -791,3 +791,82 @@ def test_the_budget_a_repeated_run_stopped_by_its_budget_is_told_finishes_it(
     more = again[again.index("--budget") + 1]
     done = evaluate_set("arith.basic", provider="prod", cwd=project, concurrency=1, budget=more, run_id="lib-b", resume=True)
     assert done.run.status.value == "complete", done.notes
+
+
+def dearer_than_estimated(body) -> str:
+    """An answer of 41 more words than ``max_tokens = 4`` lets the budget expect: each reply costs
+    about 0.092 EUR at PRICES where it was estimated at 0.018."""
+    return arithmetic(body) + " more" * 40
+
+
+@pytest.mark.parametrize("repeats", ["1", "2", "3"])
+def test_a_budget_is_not_passed_by_replies_dearer_than_their_estimate(evalkit_cli, project, chat_server, repeats: str) -> None:
+    """``--budget 0.3 --repeats 2 --concurrency 1`` spent 0.368 EUR: each request was admitted at
+    the estimate ``max_tokens`` gave, and a reply dearer than that never raised the next one's. The
+    estimate is now never below what the run's replies cost a request so far."""
+    chat_server.responder = dearer_than_estimated
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", repeats, "--json")
+    stopped = evalkit_cli(*base, "--budget", "0.3", env=env)
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    assert Decimal(document["spend"]["cost"]) <= Decimal("0.3"), document["spend"]
+    assert "passed by" not in " ".join(document["notes"]) and "spent" not in document["limit_stops"]["*"]
+    # the resumed process counts what the stored replies cost a request, as the running one did
+    resumed = evalkit_cli(*base, "--resume", document["run_id"], "--budget", "0.35", env=env)
+    assert resumed.code == 3, resumed.stderr
+    assert Decimal(resumed.json()["spend"]["cost"]) <= Decimal("0.35"), resumed.json()["spend"]
+
+
+def test_a_budget_passed_by_the_requests_in_flight_says_by_how_much(evalkit_cli, project, chat_server) -> None:
+    """At ``--concurrency 4`` the first four requests go out together at an estimate that proves
+    low: what was spent passes the budget, and the run said it spent 0.552 EUR "of a budget of 0.3
+    EUR" as if that were within it. It now stops once the first replies say what a request costs,
+    and the line, the verdict and the stored limit stop say the budget was passed, and by how much."""
+    chat_server.responder = dearer_than_estimated
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    stopped = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--concurrency", "4", "--repeats", "2", "--budget", "0.3", "--json", env=env
+    )  # fmt: skip
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    spent = Decimal(document["spend"]["cost"])
+    assert spent > Decimal("0.3") and len(completions(chat_server)) == 4, "only the first wave, sent at once, passes it"
+    (note,) = [n for n in document["notes"] if "budget reached" in n]
+    assert f"spent {spent.normalize():f} EUR of a budget of 0.3 EUR, passed by {(spent - Decimal('0.3')).normalize():f} EUR" in note
+    assert document["limit_stops"]["*"]["spent"] == str(spent)
+    shown = evalkit_cli("show", document["run_id"], env=env)
+    assert f"the budget of 0.3 EUR reached, and passed by {(spent - Decimal('0.3')).normalize():f} EUR" in shown.stdout
+
+
+def test_a_budget_reserves_the_judge_calls_of_each_answer(evalkit_cli, project, chat_server) -> None:
+    """A judge grader's calls were counted only once paid: each request was admitted at the
+    generator's estimate alone, and a case's judge calls (0.157 EUR here, the generator's request
+    0.012) took the run past its budget. A request now reserves its answer's judge calls too."""
+    from tests.plugins.judge_support import decision_reply, user_message
+    from tests.support.providers import openai_provider_table
+
+    chat_server.responder = lambda body: decision_reply(4) if "<<<" in user_message(body) else arithmetic(body)
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    with (project / "evalkit.toml").open("a") as config:
+        config.write("\n" + openai_provider_table("judge", chat_server.base_url, "judge-alias") + PRICES + "\n")
+    judged = ("run", "arith.basic", "--provider", "prod", "--grader", "decision", "--judge", "judge", "--json")
+    for concurrency in ("1", "3"):
+        stopped = evalkit_cli(*judged, "--concurrency", concurrency, "--budget", "0.5", env=env)
+        assert stopped.code == 3, stopped.stderr
+        spend = stopped.json()["spend"]
+        assert spend["judge"]["requests"] >= 1 and Decimal(spend["cost"]) <= Decimal("0.5"), (concurrency, spend)
+
+
+def test_a_run_that_answered_every_case_past_its_budget_says_so(evalkit_cli, project, chat_server) -> None:
+    """Six requests sent at once at an estimate that proves low: every case is answered, the run is
+    complete (exit 0), and it spent past its budget — which it used to keep to itself."""
+    chat_server.responder = dearer_than_estimated
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    done = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "6", "--budget", "0.3", "--json", env=env)
+    assert done.code == 0, done.stderr
+    document = done.json()
+    spent = Decimal(document["spend"]["cost"])
+    assert document["status"] == "complete" and spent > Decimal("0.3")
+    over = (spent - Decimal("0.3")).normalize()
+    assert f"spent {spent.normalize():f} EUR, {over:f} EUR past the budget of 0.3 EUR: " in " ".join(document["notes"])
