@@ -498,6 +498,23 @@ def test_a_429_storm_ends_with_every_case_answered_and_the_back_off_in_the_notes
     assert document["metrics"]["rate_limits"] == noted
 
 
+def test_a_retry_after_past_retry_after_max_is_cut_and_the_run_says_so(evalkit_cli, project, chat_server) -> None:
+    """A 429 asking for an hour, from an instance whose retry_after_max is 0.01 s: the wait is cut
+    to it (the run ends, every case answered), and the run's notes say the endpoint's wait was not
+    honoured, and how long it asked for (it was capped at backoff_max, silently)."""
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server, extra="retry_after_max = 0.01")
+    chat_server.fail_at(2, Fault.rate_limited(retry_after="3600"))  # request 1 is the free readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["status"] == "complete" and len(completions(chat_server)) == 7
+    (note,) = [note for note in document["notes"] if "Retry-After" in note]
+    assert "cut to retry_after_max = 0.01 s (the longest asked for 3,600 s)" in note, note
+
+
 def test_shards_of_one_run_share_its_budget_through_the_store(evalkit_cli, project, chat_server) -> None:
     chat_server.responder = arithmetic
     env = priced(project, chat_server, extra="max_tokens = 4")
