@@ -887,3 +887,23 @@ def test_a_run_that_answered_every_case_past_its_budget_says_so(evalkit_cli, pro
     assert document["status"] == "complete" and spent > Decimal("0.3")
     over = (spent - Decimal("0.3")).normalize()
     assert f"spent {spent.normalize():f} EUR, {over:f} EUR past the budget of 0.3 EUR: " in " ".join(document["notes"])
+
+
+def test_a_budget_with_a_judge_priced_in_another_currency_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
+    """The budget is in the generator's currency, and a judge priced in USD had its calls added to
+    a EUR budget as they were: 1 USD counted as 1 EUR. No rate is assumed: refused, exit 2."""
+    from tests.support.providers import openai_provider_table
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    with (project / "evalkit.toml").open("a") as config:
+        config.write(
+            "\n" + openai_provider_table("judge", chat_server.base_url, "judge-alias")
+            + "price_per_million_input = 1000\nprice_per_million_output = 2000\ncurrency = \"USD\"\n"
+        )  # fmt: skip
+    refused = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--grader", "decision", "--judge", "judge", "--budget", "0.5", env=env
+    )  # fmt: skip
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert '--budget is an amount in "EUR"' in refused.stderr and 'judge "judge" is priced in "USD"' in refused.stderr
+    assert completions(chat_server) == []

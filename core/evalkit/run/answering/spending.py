@@ -152,6 +152,8 @@ class SpendGuard:
     #: latest run of the set, instance and alias), used until this run has answers of its own.
     prior_output: int | None = None
     judge_calls: int = 0
+    #: The parts (shards) of the run that spend from the budget at once.
+    parts: int = 1
     spent: Decimal = Decimal(0)
     requests: int = 0
     in_flight: Decimal = Decimal(0)
@@ -163,6 +165,8 @@ class SpendGuard:
     own_spent: Decimal = Decimal(0)
     own_requests: int = 0
     _settled: int = 0
+    #: The settled requests counted when the store was last read (``-1``: never).
+    _refreshed_at: int = -1
     _answered_output: int = 0
     _answered: int = 0
     #: What the run's replies of known cost cost, and their requests: the mean a request is
@@ -183,7 +187,8 @@ class SpendGuard:
         return self.prior_output if self.prior_output is not None else DEFAULT_OUTPUT_TOKENS
 
     def request_estimate(self, prompt: GoldenPrompt) -> Decimal:
-        """What one generator request for ``prompt`` is expected to cost (0 without a price): its
+        """What the generator requests for ``prompt`` are expected to cost (0 without a price): one
+        for each user turn of a scripted conversation (it is started whole), each its
         prompt's length and the expected answer, and never less than what the run's replies of
         known cost cost a request so far — a reply dearer than estimated (an endpoint counting more
         tokens than 4 characters a token, or answering past ``max_tokens``) raises the estimate of
@@ -193,7 +198,9 @@ class SpendGuard:
         cost = self.price.request_cost(estimate_tokens(prompt), self._output())
         if self._paid_requests:
             cost = max(cost, self._paid / self._paid_requests)
-        return cost
+        # a scripted conversation is started whole: one request for each of its user turns
+        turns = getattr(prompt, "user_turns", 1)
+        return cost * turns if isinstance(turns, int) and turns > 1 else cost
 
     def judge_estimate(self, prompt: GoldenPrompt) -> Decimal:
         """What the judge calls of one answer to ``prompt`` are expected to cost (0 without a
@@ -223,6 +230,11 @@ class SpendGuard:
             return None
         reservation = Reservation(self.request_estimate(prompt), self.judge_estimate(prompt))
         cost = reservation.total
+        if self.refresh is not None and self._refreshed_at != self._settled and self._near_limit(cost):
+            self._refresh()
+            if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
+                self.stopped = requests_reached(self.max_requests)
+                return None
         if self.budget is not None and self.spent + self._in_flight_worth() + cost > self.budget:
             if self.in_flight_requests:
                 return "wait"
@@ -299,9 +311,26 @@ class SpendGuard:
         if self._settled_event is not None:
             self._settled_event.set()
         if self.refresh is not None and self._settled % self.REFRESH_EVERY == 0:
-            others_spent, others_requests = self.refresh()
-            self.spent = max(self.spent, others_spent)
-            self.requests = max(self.requests, others_requests)
+            self._refresh()
+
+    def _near_limit(self, cost: Decimal) -> bool:
+        """True when the next :data:`REFRESH_EVERY` requests of each of the run's :attr:`parts` could
+        reach a limit: the other shards' spending is then read before each request, not every
+        :data:`REFRESH_EVERY` settled ones (shards running at once each spent up to the whole budget
+        before reading what the others had)."""
+        ahead = self.REFRESH_EVERY * max(1, self.parts)  # what the other parts may have spent unseen
+        if self.budget is not None and self.spent + self._in_flight_worth() + cost * ahead > self.budget:
+            return True
+        return self.max_requests is not None and self.requests + self.in_flight_requests + ahead > self.max_requests
+
+    def _refresh(self) -> None:
+        """Read what the run's shards spent from the store (:attr:`refresh`), at most once a settled request."""
+        if self.refresh is None:
+            return
+        self._refreshed_at = self._settled
+        others_spent, others_requests = self.refresh()
+        self.spent = max(self.spent, others_spent)
+        self.requests = max(self.requests, others_requests)
 
     def add_judge(self, calls: tuple[Usage, ...]) -> None:
         """Count the judge calls of a case (reused answers are judged too, and paid for)."""
@@ -471,6 +500,7 @@ class SpendingPlan:
                     )
 
                 guard.refresh = refresh
+                guard.parts = part.shard.count
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
 
 
@@ -662,6 +692,16 @@ def check_spending(answering: Any, config: Any, privacy: str, request: SpendingR
             f"{argument('budget')} needs the prices of provider instance {quoted(name)}: set price_per_million_input and "
             f"price_per_million_output (and currency) in [providers.{table_key(name)}] of evalkit.toml"
         )
+    if request.budget is not None:
+        spend = RunSpend.priced(answering.pricing)
+        generator, judge = spend.generator_price, spend.judge_price
+        if generator is not None and judge is not None and judge.currency != generator.currency:
+            name, judged = answering.bound.instance or answering.bound.adapter, judge_instance(answering.grading)
+            raise UsageError(
+                f"{argument('budget')} is an amount in {quoted(generator.currency)}, the currency of provider instance "
+                f"{quoted(name)}, and judge {quoted(judged)} is priced in {quoted(judge.currency)}: a budget cannot count its "
+                f"calls (no exchange rate is assumed); price both instances in one currency"
+            )
 
 
 def prepare_spending(
