@@ -13,7 +13,7 @@ from evalkit.answers import GenerationRequest, Usage
 from evalkit.config import Config
 from evalkit.costs import Price, RunSpend, add_costs, cost_of, format_amount, parse_amount
 from evalkit.errors import UsageError
-from evalkit.run.answering.spending import SpendGuard, SpendingRequest, cache_allowed, prepare_spending
+from evalkit.run.answering.spending import Reservation, SpendGuard, SpendingRequest, cache_allowed, prepare_spending
 
 
 def test_amounts_are_exact_and_an_unknown_one_is_never_zero() -> None:
@@ -80,17 +80,17 @@ def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing
     prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
     guard = SpendGuard(Decimal("0.03"), None, Price(1000, 2000), output_tokens=1)
     first = guard.admit(prompt)
-    assert isinstance(first, Decimal) and first == Decimal("0.016")
+    assert isinstance(first, Reservation) and first.total == Decimal("0.016")
     assert guard.admit(prompt) == "wait", "the first request's estimate is in flight"
     answered = SimpleNamespace(usage=Usage(input_tokens=10, output_tokens=1), judge_usage=())
     guard.settle(first, answered)
     assert guard.spent == Decimal("0.012")
     second = guard.admit(prompt)
-    assert second == Decimal("0.016") and guard.admit(prompt) == "wait"
+    assert second.total == Decimal("0.016") and guard.admit(prompt) == "wait"
     guard.settle(second, answered)
     assert guard.admit(prompt) is None and guard.stopped == "budget reached", "0.024 spent + 0.016 would pass 0.03"
     limited = SpendGuard(None, 1, None)
-    assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "the limit of 1 request reached"
+    assert limited.admit(prompt).total == 0 and limited.admit(prompt) is None and limited.stopped == "the limit of 1 request reached"
 
 
 def test_an_errored_answers_spend_counts_but_never_its_size_in_the_budgets_estimate() -> None:
@@ -137,3 +137,34 @@ def test_usage_keeps_total_and_cached_prompt_tokens_where_the_endpoint_reports_t
     spend = RunSpend.priced({"generator": Price(1, 1).as_mapping()})
     spend.add_case(Usage.coerce(reported), (), None)
     assert spend.document()["generator"]["cached_prompt_tokens"] == 100 and spend.generator.total_tokens == 128
+
+
+def test_a_shard_near_the_budget_reads_what_the_other_shards_spent_before_each_request() -> None:
+    """Two shards of one run started at once each read the store every 16 settled requests: each
+    spent as if alone before it saw the other's spending (``arith.basic --shard 1/2`` and ``2/2`` at
+    once, ``--budget 0.05``: 0.059 EUR between them). Within 16 requests of each shard from the
+    limit, a shard now reads the store before each request."""
+    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
+    reads: list[int] = []
+
+    def stored() -> tuple[Decimal, int]:
+        reads.append(1)
+        return Decimal("0.99"), 40  # the other shard's spending, and this one's, as stored
+
+    guard = SpendGuard(Decimal(1), None, Price(1000, 2000), output_tokens=1, refresh=stored, parts=2)
+    guard.spent = Decimal("0.7")  # what this shard knows of: far enough from 1 for one shard alone
+    assert guard.admit(prompt) is None and guard.stopped == "budget reached" and reads == [1]
+    limited = SpendGuard(None, 50, None, refresh=lambda: (Decimal(0), 50), parts=2)
+    limited.requests = 30
+    assert limited.admit(prompt) is None and limited.stopped == "the limit of 50 requests reached"
+    far = SpendGuard(Decimal(100), None, Price(1000, 2000), output_tokens=1, refresh=stored, parts=2)
+    assert far.admit(prompt) is not None and len(reads) == 1, "far from the limit the store is not read each time"
+
+
+def test_a_scripted_conversation_reserves_a_request_for_each_of_its_user_turns() -> None:
+    """A conversation is started whole, and it reserved one request's estimate for its three model
+    turns: three conversations in flight were counted as three requests where nine went out."""
+    guard = SpendGuard(Decimal(100), None, Price(1000, 2000), output_tokens=1)
+    single = guard.admit(SimpleNamespace(prompt="x" * 40, system_prompt=None))
+    talk = guard.admit(SimpleNamespace(prompt="x" * 40, system_prompt=None, user_turns=3))
+    assert talk.total == 3 * single.total and guard.in_flight == 4 * single.total

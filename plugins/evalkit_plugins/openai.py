@@ -15,7 +15,12 @@ Fault handling, per prompt:
 * HTTP 429, any 5xx, timeouts and transport errors (refused or dropped connections) are retried
   with exponential backoff and full jitter — ``uniform(0, min(backoff_max, backoff_base * 2**(n-1)))``
   before attempt ``n+1`` — or, when the endpoint sends ``Retry-After`` (seconds or an HTTP date) or
-  ``retry-after-ms``, exactly that long, capped at ``backoff_max``. After ``max_attempts`` attempts
+  ``retry-after-ms``, exactly that long, up to ``retry_after_max`` (default 60 s; ``backoff_max``
+  bounds only evalkit's own back-off: an endpoint that says "retry after 30 s", asked again after
+  2, answers 429 again and burns an attempt). A longer wait is cut to ``retry_after_max`` and the
+  run's notes say so (:meth:`OpenAIGenerator.pacing_notes`); a value that is neither whole or
+  decimal seconds nor an HTTP date (negative, ``nan``, ``1e308``, control characters) is ignored,
+  and the back-off used. After ``max_attempts`` attempts
   the last failure is raised as :class:`~evalkit.errors.GenerationError`.
 * Any other status (400, 401, 404, …) is raised at once, with a shortened body. An error that
   names a field of the request — a 400/422, or a 5xx whose body is a validation error such as
@@ -144,6 +149,11 @@ class OpenAIOptions:
         "first retry delay in seconds (doubles per attempt, full jitter)", default=0.5, validator=number(at_least=0)
     )
     backoff_max: float = option("longest retry delay in seconds", default=30.0, validator=number(at_least=0))
+    retry_after_max: float = option(
+        "longest wait in seconds a 429's or 5xx's Retry-After is honoured for (a longer one is cut to it, and the "
+        "run's notes say so)",
+        default=60.0, validator=number(at_least=0, at_most=86400),
+    )
     max_response_bytes: int = option(
         "a response body longer than this is refused unread", default=DEFAULT_MAX_RESPONSE_BYTES, validator=whole(at_least=1024)
     )
@@ -190,6 +200,10 @@ class OpenAIGenerator:
         self.max_attempts = options.max_attempts
         self.backoff_base = float(options.backoff_base)
         self.backoff_max = float(options.backoff_max)
+        self.retry_after_max = float(options.retry_after_max)
+        #: The Retry-After waits cut to ``retry_after_max``, and the longest one asked for.
+        self._waits_cut = 0
+        self._longest_wait_asked = 0.0
         self.max_response_bytes = options.max_response_bytes
         self.max_requests_per_minute = options.max_requests_per_minute
         self.max_tokens_per_minute = options.max_tokens_per_minute
@@ -450,6 +464,12 @@ class OpenAIGenerator:
         """What the run's notes say of this endpoint: the concurrency it lowered after 429s, and the
         replies whose usage was set aside (see :func:`evalkit.answers.reported_usage`)."""
         notes = self._pacer.notes(self.base_url) if self._pacer is not None else []
+        if self._waits_cut:
+            notes.append(
+                f"{counted(self._waits_cut, 'Retry-After wait')} of {self.base_url} cut to retry_after_max = "
+                f"{self.retry_after_max:g} s (the longest asked for {_seconds(self._longest_wait_asked)}): the retry "
+                "may have come too early for the endpoint; raise retry_after_max to honour it"
+            )
         return notes + self._usage_set_aside.notes(self.base_url)
 
     def _usage(self, data: dict[str, Any]) -> Usage | None:
@@ -578,7 +598,11 @@ class OpenAIGenerator:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
-            return min(retry_after, self.backoff_max)
+            if retry_after <= self.retry_after_max:
+                return retry_after
+            self._waits_cut += 1
+            self._longest_wait_asked = max(self._longest_wait_asked, retry_after)
+            return self.retry_after_max
         # The doubling stops at 2**64 (far past any backoff_max): 2.0 ** 1024 raises OverflowError,
         # and max_attempts has no upper bound.
         return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0 ** min(attempt - 1, 64)))
@@ -778,17 +802,26 @@ def _retry_after(reply: Reply) -> float | None:
     raw = reply.header("retry-after")
     if raw is None:
         return None
-    try:
+    if _DELAY_SECONDS.fullmatch(raw):
         value = float(raw)
-    except ValueError:
-        import email.utils  # only here: few endpoints send an HTTP date
+        return value if math.isfinite(value) else None
+    import email.utils  # only here: few endpoints send an HTTP date
 
-        try:
-            when = email.utils.parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
-            return None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
         return max(when.timestamp() - time.time(), 0.0)
-    return max(value, 0.0) if math.isfinite(value) else None
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+#: ``Retry-After``'s delay-seconds (whole, or decimal as some endpoints send it); anything else —
+#: ``-5``, ``nan``, ``1e308``, ``0x10`` — is no delay the endpoint asked for.
+_DELAY_SECONDS = re.compile(r"[ \t]*[0-9]{1,12}(?:\.[0-9]{1,9})?[ \t]*")
+
+
+def _seconds(value: float) -> str:
+    """``3,600 s``: a wait as the notes say it."""
+    return f"{value:,.0f} s" if value >= 10 else f"{value:.2g} s"
 
 
 #: The port of a URL whose port yarl refuses (out of range), to name it.

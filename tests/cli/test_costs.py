@@ -498,6 +498,23 @@ def test_a_429_storm_ends_with_every_case_answered_and_the_back_off_in_the_notes
     assert document["metrics"]["rate_limits"] == noted
 
 
+def test_a_retry_after_past_retry_after_max_is_cut_and_the_run_says_so(evalkit_cli, project, chat_server) -> None:
+    """A 429 asking for an hour, from an instance whose retry_after_max is 0.01 s: the wait is cut
+    to it (the run ends, every case answered), and the run's notes say the endpoint's wait was not
+    honoured, and how long it asked for (it was capped at backoff_max, silently)."""
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server, extra="retry_after_max = 0.01")
+    chat_server.fail_at(2, Fault.rate_limited(retry_after="3600"))  # request 1 is the free readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["status"] == "complete" and len(completions(chat_server)) == 7
+    (note,) = [note for note in document["notes"] if "Retry-After" in note]
+    assert "cut to retry_after_max = 0.01 s (the longest asked for 3,600 s)" in note, note
+
+
 def test_shards_of_one_run_share_its_budget_through_the_store(evalkit_cli, project, chat_server) -> None:
     chat_server.responder = arithmetic
     env = priced(project, chat_server, extra="max_tokens = 4")
@@ -791,3 +808,102 @@ def test_the_budget_a_repeated_run_stopped_by_its_budget_is_told_finishes_it(
     more = again[again.index("--budget") + 1]
     done = evaluate_set("arith.basic", provider="prod", cwd=project, concurrency=1, budget=more, run_id="lib-b", resume=True)
     assert done.run.status.value == "complete", done.notes
+
+
+def dearer_than_estimated(body) -> str:
+    """An answer of 41 more words than ``max_tokens = 4`` lets the budget expect: each reply costs
+    about 0.092 EUR at PRICES where it was estimated at 0.018."""
+    return arithmetic(body) + " more" * 40
+
+
+@pytest.mark.parametrize("repeats", ["1", "2", "3"])
+def test_a_budget_is_not_passed_by_replies_dearer_than_their_estimate(evalkit_cli, project, chat_server, repeats: str) -> None:
+    """``--budget 0.3 --repeats 2 --concurrency 1`` spent 0.368 EUR: each request was admitted at
+    the estimate ``max_tokens`` gave, and a reply dearer than that never raised the next one's. The
+    estimate is now never below what the run's replies cost a request so far."""
+    chat_server.responder = dearer_than_estimated
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", repeats, "--json")
+    stopped = evalkit_cli(*base, "--budget", "0.3", env=env)
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    assert Decimal(document["spend"]["cost"]) <= Decimal("0.3"), document["spend"]
+    assert "passed by" not in " ".join(document["notes"]) and "spent" not in document["limit_stops"]["*"]
+    # the resumed process counts what the stored replies cost a request, as the running one did
+    resumed = evalkit_cli(*base, "--resume", document["run_id"], "--budget", "0.35", env=env)
+    assert resumed.code == 3, resumed.stderr
+    assert Decimal(resumed.json()["spend"]["cost"]) <= Decimal("0.35"), resumed.json()["spend"]
+
+
+def test_a_budget_passed_by_the_requests_in_flight_says_by_how_much(evalkit_cli, project, chat_server) -> None:
+    """At ``--concurrency 4`` the first four requests go out together at an estimate that proves
+    low: what was spent passes the budget, and the run said it spent 0.552 EUR "of a budget of 0.3
+    EUR" as if that were within it. It now stops once the first replies say what a request costs,
+    and the line, the verdict and the stored limit stop say the budget was passed, and by how much."""
+    chat_server.responder = dearer_than_estimated
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    stopped = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--concurrency", "4", "--repeats", "2", "--budget", "0.3", "--json", env=env
+    )  # fmt: skip
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    spent = Decimal(document["spend"]["cost"])
+    assert spent > Decimal("0.3") and len(completions(chat_server)) == 4, "only the first wave, sent at once, passes it"
+    (note,) = [n for n in document["notes"] if "budget reached" in n]
+    assert f"spent {spent.normalize():f} EUR of a budget of 0.3 EUR, passed by {(spent - Decimal('0.3')).normalize():f} EUR" in note
+    assert document["limit_stops"]["*"]["spent"] == str(spent)
+    shown = evalkit_cli("show", document["run_id"], env=env)
+    assert f"the budget of 0.3 EUR reached, and passed by {(spent - Decimal('0.3')).normalize():f} EUR" in shown.stdout
+
+
+def test_a_budget_reserves_the_judge_calls_of_each_answer(evalkit_cli, project, chat_server) -> None:
+    """A judge grader's calls were counted only once paid: each request was admitted at the
+    generator's estimate alone, and a case's judge calls (0.157 EUR here, the generator's request
+    0.012) took the run past its budget. A request now reserves its answer's judge calls too."""
+    from tests.plugins.judge_support import decision_reply, user_message
+    from tests.support.providers import openai_provider_table
+
+    chat_server.responder = lambda body: decision_reply(4) if "<<<" in user_message(body) else arithmetic(body)
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    with (project / "evalkit.toml").open("a") as config:
+        config.write("\n" + openai_provider_table("judge", chat_server.base_url, "judge-alias") + PRICES + "\n")
+    judged = ("run", "arith.basic", "--provider", "prod", "--grader", "decision", "--judge", "judge", "--json")
+    for concurrency in ("1", "3"):
+        stopped = evalkit_cli(*judged, "--concurrency", concurrency, "--budget", "0.5", env=env)
+        assert stopped.code == 3, stopped.stderr
+        spend = stopped.json()["spend"]
+        assert spend["judge"]["requests"] >= 1 and Decimal(spend["cost"]) <= Decimal("0.5"), (concurrency, spend)
+
+
+def test_a_run_that_answered_every_case_past_its_budget_says_so(evalkit_cli, project, chat_server) -> None:
+    """Six requests sent at once at an estimate that proves low: every case is answered, the run is
+    complete (exit 0), and it spent past its budget — which it used to keep to itself."""
+    chat_server.responder = dearer_than_estimated
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    done = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "6", "--budget", "0.3", "--json", env=env)
+    assert done.code == 0, done.stderr
+    document = done.json()
+    spent = Decimal(document["spend"]["cost"])
+    assert document["status"] == "complete" and spent > Decimal("0.3")
+    over = (spent - Decimal("0.3")).normalize()
+    assert f"spent {spent.normalize():f} EUR, {over:f} EUR past the budget of 0.3 EUR: " in " ".join(document["notes"])
+
+
+def test_a_budget_with_a_judge_priced_in_another_currency_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
+    """The budget is in the generator's currency, and a judge priced in USD had its calls added to
+    a EUR budget as they were: 1 USD counted as 1 EUR. No rate is assumed: refused, exit 2."""
+    from tests.support.providers import openai_provider_table
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    with (project / "evalkit.toml").open("a") as config:
+        config.write(
+            "\n" + openai_provider_table("judge", chat_server.base_url, "judge-alias")
+            + "price_per_million_input = 1000\nprice_per_million_output = 2000\ncurrency = \"USD\"\n"
+        )  # fmt: skip
+    refused = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--grader", "decision", "--judge", "judge", "--budget", "0.5", env=env
+    )  # fmt: skip
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert '--budget is an amount in "EUR"' in refused.stderr and 'judge "judge" is priced in "USD"' in refused.stderr
+    assert completions(chat_server) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import math
 import os
 import socket
 import subprocess
@@ -213,11 +214,45 @@ def test_429_waits_for_retry_after_then_succeeds(chat_server: ChatServer) -> Non
     assert chat_server.request_count == 2
 
 
-def test_retry_after_is_capped_at_backoff_max(chat_server: ChatServer) -> None:
+def waits_asked(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the generator chose before each retry (not slept: the test does not wait them)."""
+    waits: list[float] = []
+    chosen = OpenAIGenerator._backoff
+
+    def recorded(self: OpenAIGenerator, attempt: int, retry_after: float | None) -> float:
+        waits.append(chosen(self, attempt, retry_after))
+        return 0.0
+
+    monkeypatch.setattr(OpenAIGenerator, "_backoff", recorded)
+    return waits
+
+
+def test_retry_after_is_honoured_past_backoff_max_up_to_retry_after_max(chat_server: ChatServer, monkeypatch) -> None:
+    """``backoff_max`` (evalkit's own back-off) capped the wait an endpoint asked for: "retry after
+    30 s" was asked again after 0.05 s, answered 429 again and burnt the attempts. ``Retry-After``
+    is honoured up to ``retry_after_max``; a longer one is cut to it, and the notes say so."""
+    waits = waits_asked(monkeypatch)
     chat_server.fail_next(Fault.rate_limited(retry_after=30))
-    started = time.perf_counter()
-    (answer,) = ask(make(chat_server, backoff_max=0.05), GenerationRequest("hello"))
-    assert answer.text == "hello" and time.perf_counter() - started < 2
+    chat_server.fail_next(Fault.http_error(503, retry_after=7200))
+    generator = make(chat_server, backoff_max=0.05, retry_after_max=120)
+    (answer,) = ask(generator, GenerationRequest("hello"))
+    assert answer.text == "hello" and waits == [30.0, 120.0]
+    (note,) = [n for n in generator.pacing_notes() if "Retry-After" in n]
+    assert note.startswith(f"1 Retry-After wait of {chat_server.base_url} cut to retry_after_max = 120 s (the longest asked for 7,200 s)")
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["-5", "nan", "inf", "1e308", "9" * 400, "0x10", "1_0", "5\x00", "\x1b[2J", "Fri, 31 Dec 9999 23:59:59 GMT", "Mon, 01 Jan 10000 00:00:00 GMT"],
+)
+def test_a_retry_after_of_any_form_waits_a_finite_time_within_retry_after_max(value: str, monkeypatch) -> None:
+    """A negative, NaN, huge or control-character Retry-After is no wait the endpoint asked for
+    (the back-off is used); a date centuries away is cut to ``retry_after_max``: nothing raises,
+    nothing sleeps for ever."""
+    generator = OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="", retry_after_max=60))
+    asked = _retry_after(reply_with(retry_after=value))
+    assert asked is None or (math.isfinite(asked) and asked >= 0)
+    assert 0 <= generator._backoff(1, asked) <= 60
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])

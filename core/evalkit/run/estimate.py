@@ -31,13 +31,10 @@ from ..prompts import GoldenPromptSet
 from ..storage import check_database_url, missing_store, resolve_database_url
 from ..validation import CheckProgress
 from ..wording import quoted
+from .answering.spending import JUDGE_INSTRUCTION_TOKENS, JUDGE_OUTPUT_TOKENS
 
 __all__ = ["JUDGE_INSTRUCTION_TOKENS", "JUDGE_OUTPUT_TOKENS", "RunEstimate", "estimate_set"]
 
-#: A judge call's instructions (its prompt template) beyond the case's prompt and answer, in tokens.
-JUDGE_INSTRUCTION_TOKENS = 300
-#: The tokens a judge answers with (a short verdict).
-JUDGE_OUTPUT_TOKENS = 50
 
 
 @attrs.frozen
@@ -99,13 +96,12 @@ def estimate_answering(
     from ..set_versions import prompt_digest
     from ..validation import paced
     from .answering.repeats import answer_usage
-    from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, measured_cases, run_pricing
+    from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, judge_calls, measured_cases, run_pricing
 
     from_run, stored = measured_cases(repository, answering) if repository is not None else (None, {})
     max_tokens = declared(answering.bound.generator, "max_tokens")
     judge = judge_instance(answering.grading)
-    repeats = declared(answering.grading, "repeats", 1) if judge else 0
-    repeats = repeats if isinstance(repeats, int) and repeats > 0 else 1 if judge else 0
+    repeats = judge_calls(answering.grading)
     cases = measured = measured_out = 0
     prompt_tokens = completion_tokens = judge_in = judge_out = 0
     latency = 0.0

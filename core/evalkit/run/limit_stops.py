@@ -12,7 +12,8 @@ column is a JSON object every store keeps through ``finish_run(provenance=...)``
 
 Keyed by the part that stopped (``*``: the whole run, ``I/N``: a shard), each entry says which
 limit (``max_requests`` or ``budget``), its value (a decimal string; a budget's ``currency``) and
-the limits a command that continues that part gives (``--max-requests 6``: enough for the rest).
+the limits a command that continues that part gives (``--max-requests 6``: enough for the rest);
+a budget's entry whose run spent past it keeps what it spent (``spent``, a decimal string).
 A part that finishes again replaces its entry (cleared when nothing stopped it); a whole-run
 finish replaces them all. A store that revises a run's provenance
 (:class:`~evalkit.storage.RevisableProvenance`) merges each entry with the run's row locked, and
@@ -57,12 +58,19 @@ REQUEST_LIMIT_REACHED = "the limit of "
 _WHOLE = "*"
 
 
-def limit_stop(limit: str, value: Decimal | int, currency: str | None, resume: Sequence[str]) -> dict[str, Any]:
+def limit_stop(
+    limit: str, value: Decimal | int, currency: str | None, resume: Sequence[str], spent: Decimal | None = None
+) -> dict[str, Any]:
     """The entry of one part that ``limit`` (``max_requests`` or ``budget``) of ``value`` stopped
-    (``currency``: a budget's), with the limit words that continue it (``resume``)."""
+    (``currency``: a budget's), with the limit words that continue it (``resume``); ``spent``: what
+    the run spent when that is past its budget (the requests in flight cost more than estimated),
+    kept as ``spent`` only then."""
     if limit not in LIMITS:
         raise ValueError(f"no such limit: {limit}")
-    return {"limit": limit, "value": f"{value}", "currency": currency, "resume_limits": list(resume)}
+    entry = {"limit": limit, "value": f"{value}", "currency": currency, "resume_limits": list(resume)}
+    if spent is not None:
+        entry["spent"] = f"{spent}"
+    return entry
 
 
 def reached_words(stop: Mapping[str, Any]) -> str:
@@ -72,7 +80,11 @@ def reached_words(stop: Mapping[str, Any]) -> str:
     from ..costs import format_amount
 
     if stop["limit"] == "budget":
-        return f"the budget of {format_amount(Decimal(stop['value']), stop.get('currency'))} reached"
+        budget, currency = Decimal(stop["value"]), stop.get("currency")
+        spent = _amount(stop.get("spent"))
+        if spent is not None and spent > budget:
+            return f"the budget of {format_amount(budget, currency)} reached, and passed by {format_amount(spent - budget, currency)}"
+        return f"the budget of {format_amount(budget, currency)} reached"
     return requests_reached(int(Decimal(stop["value"])))
 
 
@@ -80,6 +92,16 @@ def requests_reached(limit: int) -> str:
     """``the limit of 2 requests reached``: the words of a request limit met (they begin with
     :data:`REQUEST_LIMIT_REACHED`), said by the spending guard as it stops and by a verdict."""
     return f"{REQUEST_LIMIT_REACHED}{counted(limit, 'request', grouped=True)} reached"
+
+
+def _amount(value: Any) -> Decimal | None:
+    """A stored decimal string as a number (``None``: absent, or not one)."""
+    if not isinstance(value, str) or not decimal_text(value) or value.strip() != value:
+        return None
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        return None
 
 
 def stops_of(run: Any) -> dict[str, Mapping[str, Any]]:
@@ -106,6 +128,8 @@ def _valid(stop: Any) -> bool:
     try:
         Decimal(value)
     except InvalidOperation:
+        return False
+    if "spent" in stop and _amount(stop["spent"]) is None:
         return False
     words = stop.get("resume_limits", [])
     return isinstance(words, list) and _limit_words(words)

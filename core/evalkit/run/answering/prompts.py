@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import attrs
@@ -60,14 +61,22 @@ from .spending import (
     AnswerExtras,
     SpendingPlan,
     budget_args,
+    budget_passed,
     cache_note,
     pacing_notes,
     run_pricing,
     run_spend,
 )
 
+#: Why a run's spending can pass its budget, said where it did.
+BUDGET_PASSED_WHY = (
+    "each request is admitted on its estimate, and the requests in flight (their judge calls included) "
+    "cost more than theirs"
+)
+
 __all__ = [
     "AD_HOC_NOTE",
+    "BUDGET_PASSED_WHY",
     "ECHOED_MODEL_NOTE",
     "NO_SCOPED_READS",
     "PromptAnswering",
@@ -601,6 +610,12 @@ class PromptAnswering:
         )
         if stop_note is not None:
             notes.append(stop_note)
+        elif (over := self._budget_passed(spend)) is not None:
+            guard = self.live.extras.guard  # type: ignore[union-attr]
+            notes.append(
+                f"spent {format_amount(over[0], spend.currency)}, {format_amount(over[1], spend.currency)} past the budget of "
+                f"{format_amount(guard.budget, spend.currency)}: {BUDGET_PASSED_WHY}"
+            )
         reused = self.spending.reuse_kind if self.spending is not None else None
         answered_count = tally.answered if tally is not None else spend.asked + spend.from_cache + spend.reused
         if spend.from_cache:
@@ -623,7 +638,20 @@ class PromptAnswering:
             return None
         if guard.stopped.startswith(REQUEST_LIMIT_REACHED):
             return limit_stop("max_requests", guard.max_requests, None, self.live.resume_limits)
-        return limit_stop("budget", guard.budget, spend.currency, self.live.resume_limits)
+        over = self._budget_passed(spend)
+        return limit_stop(
+            "budget", guard.budget, spend.currency, self.live.resume_limits, spent=over[0] if over is not None else None
+        )
+
+    def _budget_passed(self, spend: RunSpend) -> tuple[Decimal, Decimal] | None:
+        """What the run spent and by how much that is past its budget (``None``: no budget, or
+        not past it): its stored cost, else (a reply of unknown cost) what its guard counted."""
+        guard = self.live.extras.guard if self.live.extras is not None else None
+        if guard is None or guard.budget is None:
+            return None
+        spent = spend.cost if spend.cost is not None else guard.spent
+        over = budget_passed(guard.budget, spent)
+        return (spent, over) if over is not None else None
 
     def _run_metrics(self, cases: Iterable[CaseResult]) -> Any:
         """The grader's run metrics (a judge's identity and self-agreement), under the rule of a
@@ -671,6 +699,9 @@ class PromptAnswering:
                 f" of the run's budget of {format_amount(guard.budget, spend.currency)}, which its shards share"
                 if guard.budget is not None else "; the run's request limit is shared by its shards"
             )  # fmt: skip
+        over = self._budget_passed(spend)
+        if over is not None:
+            budget += f", passed by {format_amount(over[1], spend.currency)}: {BUDGET_PASSED_WHY}"
         return RunStatus.INCOMPLETE, (
             f"{guard.stopped} {where} ({run_part}spent {format_amount(spend.cost, spend.currency)}{budget}"
             + f"); resume it with: {self.resume_command(header.id, shard)}"

@@ -8,10 +8,13 @@ per-request path is what it always was, and nothing here costs a store round tri
 * :class:`StoredAnswers` — a source run's answers by case id, each reused only for a prompt whose
   fingerprint is unchanged and whose answer was stored whole (at ``full`` privacy, not cut).
 * The answer cache (:mod:`evalkit.answer_cache`) — read before a request, written after an answer.
-* :class:`SpendGuard` — before each request its cost is estimated (:func:`estimate_tokens`) and
-  the request is refused when what was spent, plus what is in flight, plus it would pass
+* :class:`SpendGuard` — before each request its cost is estimated (:func:`estimate_tokens`; its
+  judge calls too, and never below what the run's replies and judge calls cost so far on average)
+  and the request is refused when what was spent, plus what is in flight, plus it would pass
   ``--budget``; ``--max-requests`` counts the generator's requests. What was spent is counted as
-  answers arrive, judge calls included; shards of one run share it through the store.
+  answers arrive, judge calls included; shards of one run share it through the store. A request
+  that costs more than its estimate can take what was spent past the budget: the run says by how
+  much (:func:`budget_passed`).
 """
 
 from __future__ import annotations
@@ -36,9 +39,13 @@ from ..limit_stops import REQUEST_LIMIT_REACHED, requests_reached
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_OUTPUT_TOKENS",
+    "JUDGE_INSTRUCTION_TOKENS",
+    "JUDGE_OUTPUT_TOKENS",
     "AnswerExtras",
+    "Reservation",
     "ReusedAnswer",
     "SpendGuard",
+    "budget_passed",
     "StoredAnswers",
     "estimate_tokens",
     "run_spend",
@@ -51,6 +58,10 @@ MESSAGE_OVERHEAD_TOKENS = 4
 #: The completion tokens assumed for a request when neither ``max_tokens`` nor an answer of this
 #: run says better.
 DEFAULT_OUTPUT_TOKENS = 256
+#: A judge call's instructions (its prompt template) beyond the case's prompt and answer, in tokens.
+JUDGE_INSTRUCTION_TOKENS = 300
+#: The tokens a judge answers with (a short verdict).
+JUDGE_OUTPUT_TOKENS = 50
 #: The marker :func:`~evalkit.run.answering.prompt_runner.stored_answer` ends a cut answer with.
 
 CUT_MARKER = "\n… [truncated by evalkit: the answer was "
@@ -108,12 +119,27 @@ class StoredAnswers:
         return ReusedAnswer(answer, identity, f"run:{self.run_id}")
 
 
+@attrs.frozen
+class Reservation:
+    """What :meth:`SpendGuard.admit` reserved for one request: its ``generator`` estimate and that
+    of its answer's judge calls (``judge``)."""
+
+    generator: Decimal
+    judge: Decimal = Decimal(0)
+
+    @property
+    def total(self) -> Decimal:
+        """The whole reservation."""
+        return self.generator + self.judge
+
+
 @attrs.define
 class SpendGuard:
     """Stops dispatching before ``budget`` (in ``price``'s currency) or ``max_requests`` would be
     passed (see the module docstring). ``spent`` and ``requests`` start at what the run's stored
     cases already spent (a resumed run, other shards); ``refresh`` re-reads that from the store
-    (shards), every :data:`REFRESH_EVERY` settled requests."""
+    (shards), every :data:`REFRESH_EVERY` settled requests. ``judge_calls``: the judge calls a
+    judge grader makes for one answer (0: no judge)."""
 
     REFRESH_EVERY = 16
 
@@ -125,6 +151,9 @@ class SpendGuard:
     #: The completion tokens of an answer as measured before this run answered any (the mean of the
     #: latest run of the set, instance and alias), used until this run has answers of its own.
     prior_output: int | None = None
+    judge_calls: int = 0
+    #: The parts (shards) of the run that spend from the budget at once.
+    parts: int = 1
     spent: Decimal = Decimal(0)
     requests: int = 0
     in_flight: Decimal = Decimal(0)
@@ -136,23 +165,61 @@ class SpendGuard:
     own_spent: Decimal = Decimal(0)
     own_requests: int = 0
     _settled: int = 0
+    #: The settled requests counted when the store was last read (``-1``: never).
+    _refreshed_at: int = -1
     _answered_output: int = 0
     _answered: int = 0
+    #: What the run's replies of known cost cost, and their requests: the mean a request is
+    #: estimated at least at (:meth:`observe`).
+    _paid: Decimal = Decimal(0)
+    _paid_requests: int = 0
+    #: What the judge calls of the run's judged answers cost, and those answers.
+    _judged_cost: Decimal = Decimal(0)
+    _judged: int = 0
     _settled_event: asyncio.Event | None = None
 
-    def estimate(self, prompt: GoldenPrompt) -> Decimal:
-        """What one request for ``prompt`` is expected to cost (0 without a price)."""
+    def _output(self) -> int:
+        """The completion tokens a request is expected to be answered with."""
+        if self.output_tokens is not None:
+            return self.output_tokens
+        if self._answered:
+            return math.ceil(self._answered_output / self._answered)
+        return self.prior_output if self.prior_output is not None else DEFAULT_OUTPUT_TOKENS
+
+    def request_estimate(self, prompt: GoldenPrompt) -> Decimal:
+        """What the generator requests for ``prompt`` are expected to cost (0 without a price): one
+        for each user turn of a scripted conversation (it is started whole), each its
+        prompt's length and the expected answer, and never less than what the run's replies of
+        known cost cost a request so far — a reply dearer than estimated (an endpoint counting more
+        tokens than 4 characters a token, or answering past ``max_tokens``) raises the estimate of
+        the next, instead of each request being admitted at the estimate that was too low."""
         if self.price is None:
             return Decimal(0)
-        output = self.output_tokens
-        if output is None:
-            if self._answered:
-                output = math.ceil(self._answered_output / self._answered)
-            else:
-                output = self.prior_output if self.prior_output is not None else DEFAULT_OUTPUT_TOKENS
-        return self.price.request_cost(estimate_tokens(prompt), output)
+        cost = self.price.request_cost(estimate_tokens(prompt), self._output())
+        if self._paid_requests:
+            cost = max(cost, self._paid / self._paid_requests)
+        # a scripted conversation is started whole: one request for each of its user turns
+        turns = getattr(prompt, "user_turns", 1)
+        return cost * turns if isinstance(turns, int) and turns > 1 else cost
 
-    def admit(self, prompt: GoldenPrompt) -> Decimal | None | Literal["wait"]:
+    def judge_estimate(self, prompt: GoldenPrompt) -> Decimal:
+        """What the judge calls of one answer to ``prompt`` are expected to cost (0 without a
+        judge, or an unpriced one): each the prompt, the expected answer and
+        :data:`JUDGE_INSTRUCTION_TOKENS`, answered in :data:`JUDGE_OUTPUT_TOKENS` (as ``evalkit plan``
+        estimates them) until the run has judged an answer; then what its judged answers' calls cost
+        on average (the instructions' length is a guess; what the judge charged is not)."""
+        if not self.judge_calls or self.judge_price is None:
+            return Decimal(0)
+        if self._judged:
+            return self._judged_cost / self._judged
+        given = estimate_tokens(prompt) + self._output() + JUDGE_INSTRUCTION_TOKENS
+        return self.judge_calls * self.judge_price.request_cost(given, JUDGE_OUTPUT_TOKENS)
+
+    def estimate(self, prompt: GoldenPrompt) -> Decimal:
+        """What one request for ``prompt`` and its answer's judge calls are expected to cost."""
+        return self.request_estimate(prompt) + self.judge_estimate(prompt)
+
+    def admit(self, prompt: GoldenPrompt) -> Reservation | None | Literal["wait"]:
         """The estimate reserved for a request for ``prompt``; ``None``: no more requests;
         ``"wait"``: only the estimates of requests in flight stand in the way (they usually cost
         less than estimated), so ask again once one of them has settled."""
@@ -161,8 +228,14 @@ class SpendGuard:
         if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
             self.stopped = requests_reached(self.max_requests)  # in flight counts
             return None
-        cost = self.estimate(prompt)
-        if self.budget is not None and self.spent + self.in_flight + cost > self.budget:
+        reservation = Reservation(self.request_estimate(prompt), self.judge_estimate(prompt))
+        cost = reservation.total
+        if self.refresh is not None and self._refreshed_at != self._settled and self._near_limit(cost):
+            self._refresh()
+            if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
+                self.stopped = requests_reached(self.max_requests)
+                return None
+        if self.budget is not None and self.spent + self._in_flight_worth() + cost > self.budget:
             if self.in_flight_requests:
                 return "wait"
             self.stopped = "budget reached"
@@ -170,9 +243,20 @@ class SpendGuard:
             return None
         self.in_flight += cost
         self.in_flight_requests += 1
-        return cost
+        return reservation
 
-    async def admitted(self, prompt: GoldenPrompt) -> Decimal | None:
+    def _in_flight_worth(self) -> Decimal:
+        """What the requests in flight are expected to cost: what was reserved for them, or, when
+        the replies that settled since cost more a request (and their judge calls more an answer),
+        that mean for each — they were reserved at an estimate the run has since learnt was low."""
+        floor = Decimal(0)
+        if self._paid_requests:
+            floor += self._paid / self._paid_requests
+        if self._judged:
+            floor += self._judged_cost / self._judged
+        return max(self.in_flight, floor * self.in_flight_requests)
+
+    async def admitted(self, prompt: GoldenPrompt) -> Reservation | None:
         """:meth:`admit`, waiting while the requests in flight settle; ``None``: no more requests."""
         while True:
             decision = self.admit(prompt)
@@ -193,37 +277,79 @@ class SpendGuard:
             self._answered_output += usage.output_tokens
             self._answered += answers
 
-    def settle(self, reserved: Decimal, case: CaseResult) -> None:
+    def observe(self, cost: Decimal | None, requests: int, judge_calls: Sequence[Usage] = ()) -> None:
+        """Count what ``requests`` generator requests cost (``None``: not known, not counted) and
+        what the judge calls of an answer cost into the least :meth:`estimate` reserves; the
+        running process counts each reply as it settles, a resumed one the run's stored cases, by
+        one rule: as for an answer's size (:meth:`measure`), an errored case's requests are spent
+        but are no measure of what a request costs, nor is a reused answer's."""
+        if cost is not None and requests >= 1:
+            self._paid += cost
+            self._paid_requests += requests
+        costs = [cost_of(call, self.judge_price) if self.judge_price is not None else None for call in judge_calls]
+        if costs and all(c is not None for c in costs):
+            self._judged_cost += sum(costs, Decimal(0))  # type: ignore[arg-type]
+            self._judged += 1
+
+    def settle(self, reserved: Reservation, case: CaseResult) -> None:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
-        self.in_flight -= reserved
+        self.in_flight -= reserved.total
         self.in_flight_requests -= 1
-        spent = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
-        if spent is None:  # the endpoint reported no usage: the estimate is what is known
-            spent = reserved
+        known = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
+        spent = known if known is not None else reserved.generator  # no usage reported: the estimate is what is known
+        # a conversation's model turns each count; a request that got no reply still went out
+        made = max(1, getattr(case, "requests", None) or 0)
         if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
             self.measure(case.usage)
+            self.observe(known, made)
         self.add_judge(case.judge_usage)
         self.spent += spent
         self.own_spent += spent
-        # a conversation's model turns each count; a request that got no reply still went out
-        made = max(1, getattr(case, "requests", None) or 0)
         self.requests += made
         self.own_requests += made
         self._settled += 1
         if self._settled_event is not None:
             self._settled_event.set()
         if self.refresh is not None and self._settled % self.REFRESH_EVERY == 0:
-            others_spent, others_requests = self.refresh()
-            self.spent = max(self.spent, others_spent)
-            self.requests = max(self.requests, others_requests)
+            self._refresh()
+
+    def _near_limit(self, cost: Decimal) -> bool:
+        """True when the next :data:`REFRESH_EVERY` requests of each of the run's :attr:`parts` could
+        reach a limit: the other shards' spending is then read before each request, not every
+        :data:`REFRESH_EVERY` settled ones (shards running at once each spent up to the whole budget
+        before reading what the others had)."""
+        ahead = self.REFRESH_EVERY * max(1, self.parts)  # what the other parts may have spent unseen
+        if self.budget is not None and self.spent + self._in_flight_worth() + cost * ahead > self.budget:
+            return True
+        return self.max_requests is not None and self.requests + self.in_flight_requests + ahead > self.max_requests
+
+    def _refresh(self) -> None:
+        """Read what the run's shards spent from the store (:attr:`refresh`), at most once a settled request."""
+        if self.refresh is None:
+            return
+        self._refreshed_at = self._settled
+        others_spent, others_requests = self.refresh()
+        self.spent = max(self.spent, others_spent)
+        self.requests = max(self.requests, others_requests)
 
     def add_judge(self, calls: tuple[Usage, ...]) -> None:
         """Count the judge calls of a case (reused answers are judged too, and paid for)."""
+        self.observe(None, 0, calls)
         for call in calls:
             cost = cost_of(call, self.judge_price) if self.judge_price is not None else None
             if cost is not None:
                 self.spent += cost
                 self.own_spent += cost
+
+
+def budget_passed(budget: Decimal | None, spent: Decimal | None) -> Decimal | None:
+    """By how much ``spent`` is past ``budget`` (``None``: it is not, or either is not known). A
+    request is admitted on its estimate, and what its reply and its judge calls cost is only known
+    once they are paid: the requests in flight when the budget was nearly reached can take what
+    was spent past it by what they cost beyond their estimates."""
+    if budget is None or spent is None or spent <= budget:
+        return None
+    return spent - budget
 
 
 @attrs.define
@@ -316,6 +442,8 @@ class SpendingPlan:
     prior_output: int | None = None
     #: Answers per prompt (``--repeats``): a stored case's usage sums that many.
     repeats: int = 1
+    #: The judge calls a judge grader makes for one answer (``--judge-repeats``; 0: no judge).
+    judge_calls: int = 0
 
     def extras_for(
         self, part: Any, pricing: Mapping[str, Any] | None, bound: Any, prompts: Sequence[GoldenPrompt] = ()
@@ -331,14 +459,19 @@ class SpendingPlan:
             spend = RunSpend.priced(pricing)
             guard = SpendGuard(
                 self.budget, self.max_requests, spend.generator_price, spend.judge_price,
-                output_tokens=self.output_tokens, prior_output=self.prior_output,
+                output_tokens=self.output_tokens, prior_output=self.prior_output, judge_calls=self.judge_calls,
             )  # fmt: skip
             if store.spending is not None:  # a resumed run, other shards: their answers measure it best
                 # by the rule of this run's own answers: whole answers asked of the model (not an
-                # errored case's, nor a reused one), a case of a repeated run being its N answers
-                for usage, _, source, errored, _ in store.spending.case_usage(part.run_id):
+                # errored case's, nor a reused one), a case of a repeated run being its N answers;
+                # what a request and an answer's judge calls cost, as the running process counted them
+                for usage, judge_usage, source, errored, requests in store.spending.case_usage(part.run_id):
                     if not errored and not source:
                         guard.measure(usage, answers=self.repeats)
+                        made = _replies(usage, errored, requests)
+                        paid = cost_of(usage, guard.price) if guard.price is not None and made else None
+                        guard.observe(paid, made)
+                    guard.observe(None, 0, judge_usage)
 
             mean_estimate: list[Decimal | None] = []
 
@@ -346,7 +479,7 @@ class SpendingPlan:
                 if not mean_estimate:  # one pass, and only when asked: a streamed set is produced again
                     total, count = Decimal(0), 0
                     for prompt in prompts:
-                        total, count = total + guard.estimate(prompt), count + 1
+                        total, count = total + guard.request_estimate(prompt), count + 1
                     mean_estimate.append(total / count if count else None)
                 return mean_estimate[0]
 
@@ -367,6 +500,7 @@ class SpendingPlan:
                     )
 
                 guard.refresh = refresh
+                guard.parts = part.shard.count
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
 
 
@@ -558,6 +692,16 @@ def check_spending(answering: Any, config: Any, privacy: str, request: SpendingR
             f"{argument('budget')} needs the prices of provider instance {quoted(name)}: set price_per_million_input and "
             f"price_per_million_output (and currency) in [providers.{table_key(name)}] of evalkit.toml"
         )
+    if request.budget is not None:
+        spend = RunSpend.priced(answering.pricing)
+        generator, judge = spend.generator_price, spend.judge_price
+        if generator is not None and judge is not None and judge.currency != generator.currency:
+            name, judged = answering.bound.instance or answering.bound.adapter, judge_instance(answering.grading)
+            raise UsageError(
+                f"{argument('budget')} is an amount in {quoted(generator.currency)}, the currency of provider instance "
+                f"{quoted(name)}, and judge {quoted(judged)} is priced in {quoted(judge.currency)}: a budget cannot count its "
+                f"calls (no exchange rate is assumed); price both instances in one currency"
+            )
 
 
 def prepare_spending(
@@ -608,9 +752,18 @@ def prepare_spending(
         budget=request.budget, max_requests=request.max_requests, cache=wants_cache, serving=serving, stored=stored,
         reuse_kind="answers-from" if stored is not None else None,
         output_tokens=output if isinstance(output, int) and not isinstance(output, bool) and output > 0 else None,
-        prior_output=prior_output, repeats=max(1, request.repeats),
+        prior_output=prior_output, repeats=max(1, request.repeats), judge_calls=judge_calls(answering.grading),
     )  # fmt: skip
     return plan, notes
+
+
+def judge_calls(grading: Any) -> int:
+    """The judge calls ``grading`` makes for one answer: its ``repeats`` (``--judge-repeats``) when
+    it asks a judge instance, 0 when it asks none (what ``evalkit plan`` counts and a budget reserves)."""
+    if judge_instance(grading) is None:
+        return 0
+    repeats = declared(grading, "repeats", 1)
+    return repeats if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats > 0 else 1
 
 
 def measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[str, Any]]:
