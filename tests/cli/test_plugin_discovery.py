@@ -182,10 +182,50 @@ def test_a_generate_written_async_is_an_errored_case_saying_to_name_it_agenerate
     assert ran.code == 3, ran.stderr[-2000:]
     errors = {case["error"] for case in ran.json()["cases"]}
     assert errors == {
-        'TypeError: generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
+        'generator "acme.async" (acme-async 1.0): generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
         "declare the method as async def agenerate() (evalkit awaits that one), or return the value itself"
     }, errors
     assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_an_agenerate_returning_a_coroutine_is_refused_naming_the_plugin(evalkit_cli, project, tmp_path: Path) -> None:
+    """An ``async def agenerate`` that returned another coroutine unawaited had the coroutine taken
+    as its answer: each case stored "the generator returned coroutine '<coroutine object inner at
+    0x7f…>', not an Answer", and Python printed "coroutine 'inner' was never awaited". A plain
+    ``def agenerate`` returning an awaitable was passed over for the ``generate()`` it lacks, an
+    ``AttributeError`` in every case. The first is now each case's error naming the plugin and its
+    distribution, the coroutine closed; the second is refused before the run (exit 2)."""
+    module = (
+        "from evalkit import Answer\n\n\nasync def inner():\n    return Answer(text='4', model='m')\n\n\n"
+        "class Nested:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    async def agenerate(self, request):\n        return inner()\n\n\n"
+        "class Plain:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    def agenerate(self, request):\n        return inner()\n"
+    )
+    site = write_distribution(
+        tmp_path / "site", "acme-nested", "1.0",
+        {"evalkit.generators": {"acme.nested": "acme_nested:Nested", "acme.plain": "acme_nested:Plain"}},
+        {"acme_nested.py": module},
+    )
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.nested"\nmodel = "m"\n[providers.q]\nadapter = "acme.plain"\nmodel = "m"\n')
+    env = {"PYTHONPATH": str(site)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", "--json", env=env)
+        gc.collect()
+    assert ran.code == 3, ran.stderr[-2000:]
+    errors = {case["error"] for case in ran.json()["cases"]}
+    assert errors == {
+        'generator "acme.nested" (acme-nested 1.0): agenerate() returned a coroutine of "inner", which evalkit does not await: '
+        "evalkit awaits agenerate() once, so await what it returned inside it and return the value"
+    }, errors
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+    refused = evalkit_cli("run", "evalkit.smoke", "--provider", "q", env=env)
+    assert refused.code == 2, (refused.code, refused.stderr[-2000:])
+    assert refused.stderr.startswith(
+        'evalkit: error: generator "acme.plain" (acme-nested 1.0): its agenerate() is no async def '
+        "(evalkit awaits only an async def agenerate(), and there is no generate() to call instead)"
+    ), refused.stderr
 
 
 def test_a_graders_check_ready_written_async_stops_the_run_before_anything_is_stored(evalkit_cli, project, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from ...answers import (
     answer_problems,
     sum_usage,
 )
+from ...awaitables import AwaitableReturned
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
 from ...components import (
@@ -332,7 +333,7 @@ class _Answerer:
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
-                    raw = await self._answer_steps(carried_async(bound.generator.agenerate(request)), due)
+                    raw = await self._answer_steps(carried_async(bound.generator.agenerate(request), "agenerate"), due)
                 else:
                     calls.append(pool.submit(bound.generator.generate, request))
                     raw = await asyncio.wrap_future(calls[-1])
@@ -352,6 +353,9 @@ class _Answerer:
                     f"no answer within {bound.answer_timeout:g} s (the provider instance's answer_timeout); "
                     "the call was abandoned"
                 )
+            elif isinstance(exc, AwaitableReturned):  # the plugin's defect, the same in every case: named
+                who = bound.plugin
+                error = f"{who if isinstance(who, str) else who.label}: {exception_message(exc, lines=True)}"
             else:
                 error = exception_message(exc, lines=True) if isinstance(exc, GenerationError) else exception_text(exc, lines=True)
             return CaseResult(
@@ -375,7 +379,7 @@ class _Answerer:
 
         async def asked(request: ChatRequest) -> Any:
             if self.bound.chats_async:
-                return await self._answer_steps(carried_async(generator.achat(request)), due)
+                return await self._answer_steps(carried_async(generator.achat(request), "achat"), due)
             if pool is None:  # an async generator whose chat() is synchronous: still off the loop
                 return await asyncio.to_thread(carried, generator.chat, request)
             calls.append(pool.submit(generator.chat, request))
@@ -409,7 +413,7 @@ class _Answerer:
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:
-                    grading_steps = carried_async(grader.agrade(prompt, reply))
+                    grading_steps = carried_async(grader.agrade(prompt, reply), "agrade")
                     if self.alarms_reach:  # each step under the alarm too: one that blocks the loop is interrupted
                         grading = await alarm_bounded_steps(grading_steps, grade_timeout, TimeLimitExceeded)
                     else:
