@@ -319,6 +319,34 @@ def test_a_grader_that_sets_a_field_of_the_frozen_prompt_changes_no_stored_case(
     assert len(ids) == 7 and "mutated" not in ids, ids
 
 
+def test_a_grader_that_changes_an_assertions_expected_values_changes_no_later_grading(evalkit_cli, project, tmp_path: Path) -> None:
+    """The grader's copy of the prompt was shallow: a grader that changed an assertion's expected
+    values (the JSON Schema dict, the list of phrases) changed them for the next repeat's grading
+    and for the case's stored fingerprint. Each grading now gets its own deep copy: the second
+    repeat sees the values unchanged."""
+    module = (
+        "from evalkit import Check, Grading\n\n\nclass Grader:\n    yardstick = 'acme:v1'\n\n"
+        "    def grade(self, prompt, answer):\n"
+        "        touched = [a.value for a in prompt.assertions if isinstance(a.value, (dict, list))]\n"
+        "        seen = any('acme-was-here' in value for value in touched)\n"
+        "        for value in touched:\n"
+        "            value.append('acme-was-here') if isinstance(value, list) else value.update({'acme-was-here': 1})\n"
+        "        return Grading(0.0 if seen else 1.0, not seen, checks=[Check('untouched', not seen)], yardstick='acme:v1')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-deep", "1.0", {"evalkit.graders": {"acme.deep": "acme_deep:Grader"}},
+                              {"acme_deep.py": module})  # fmt: skip
+    (project / "set.yaml").write_text(
+        "identifier: acme.deep\nname: Deep\nprompts:\n  - id: contact-json\n    prompt: Return the contact as JSON.\n"
+        "    reference: '{\"email\": \"office@example.org\"}'\n    assertions:\n"
+        "      - json_schema: {type: object, required: [email]}\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["set.yaml"]\n')
+    ran = evalkit_cli("run", "acme.deep", "--grader", "acme.deep", "--repeats", "2", "--json", env={"PYTHONPATH": str(site)})
+    assert ran.code == 0, (ran.code, ran.stdout[-2000:], ran.stderr[-2000:])
+    (case,) = ran.json()["cases"]
+    assert case["passed"] and case["score"] == 1.0, case
+
+
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'
 #: How every message and ``evalkit list`` name it: quoted, the quote and the ESC escaped.
 HOSTILE_SHOWN = '"acme grader [x] \\"y\\"\\x1b[2J"'

@@ -11,7 +11,6 @@ transaction: :class:`~evalkit.run.lifecycle.CaseRecorder`), so a crash loses no 
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 from collections.abc import Iterable, Mapping, Sized
 from typing import Any
@@ -48,7 +47,7 @@ from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, car
 from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable, secrets_to_keep_out
-from ...prompts import GoldenPrompt
+from ...prompts import GoldenPrompt, handed_prompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
 from ...shapes import exception_message, exception_text, short_repr, whole_number
@@ -407,9 +406,10 @@ class _Answerer:
         broke the rules (:func:`~evalkit.grading.grading_problems`)."""
         grader, grade_timeout = self.grader, self.job.grade_timeout
         grading_limit = None
-        # the grader gets a copy: one that sets a field of the frozen prompt (object.__setattr__ on its
-        # id) changed the case the runner then stored, so a set of 7 cases was left "running" with 1
-        prompt = copy.copy(prompt)
+        # the grader gets a deep copy: one that sets a field of the frozen prompt (object.__setattr__ on its
+        # id) changed the case the runner then stored, so a set of 7 cases was left "running" with 1; one
+        # that changed an assertion's expected values changed the stored fingerprint and the next repeat's grading
+        prompt = handed_prompt(prompt)
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:
