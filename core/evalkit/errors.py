@@ -53,6 +53,7 @@ __all__ = [
     "HostAlarm",
     "TimeLimitExceeded",
     "PluginRaised",
+    "PluginCallAbandoned",
     "carried",
     "carried_async",
     "ConfigError",
@@ -110,6 +111,13 @@ class PluginRaised(Exception):
 
     def __str__(self) -> str:
         return str(self.raised)
+
+
+class PluginCallAbandoned(TimeoutError):
+    """A plugin's call outside a case (a factory, a set provider's hook) outlived its limit and was
+    abandoned (:func:`evalkit.bounded.plugin_call_within`): the message says which call, the limit
+    and what set it. Here, not beside the bounded calls, so a module that catches it imports no
+    thread pool."""
 
 
 class TimeLimitExceeded(BaseException):
