@@ -406,10 +406,14 @@ def async_method_fault(generator: object) -> str | None:
     or ``None``. evalkit awaits only an ``async def`` one: a plain method returning an awaitable was
     passed over for the ``generate()`` it lacks, an ``AttributeError`` in every case. The one rule:
     :func:`bind_generator` refuses by it (exit 2, nothing stored), and
-    ``evalkit.testing.check_generator`` checks a plugin by it."""
+    ``evalkit.testing.check_generator`` checks a plugin by it. Both methods are found without
+    running anything (:func:`~evalkit.plugin_attributes.declares`): only a plain function is
+    judged, never a property or ``__getattr__`` read one more time than the run reads it."""
     for awaited, plain in _ASYNC_WITH_TWIN:
-        method = declared(generator, awaited)
-        if callable(method) and not inspect.iscoroutinefunction(method) and not callable(declared(generator, plain)):
+        method = inspect.getattr_static(generator, awaited, None)
+        if isinstance(method, (staticmethod, classmethod)):
+            method = method.__func__
+        if inspect.isfunction(method) and not inspect.iscoroutinefunction(method) and not declares(generator, plain):
             return (
                 f"{awaited}() is no async def (evalkit awaits only an async def {awaited}(), and there is no "
                 f"{plain}() to call instead): declare it async def {awaited}(), or write {plain}() instead"
