@@ -3,10 +3,11 @@ synchronous plugin call (evalkit.errors.carried), saying what to write instead, 
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 
 import pytest
-from evalkit.errors import carried
+from evalkit.errors import carried, carried_async
 
 
 class Plugin:
@@ -56,3 +57,23 @@ def test_a_caller_that_awaits_what_it_calls_gets_the_awaitable() -> None:
     closing = carried(Plugin().aclose, awaits=True)
     assert closing.cr_frame is not None
     closing.close()
+
+
+def test_an_awaited_call_that_gives_an_awaitable_is_refused_and_its_coroutine_closed() -> None:
+    """``await agenerate(…)`` gave another coroutine, taken as the value (and never awaited)."""
+    made = []
+
+    async def inner() -> str:
+        return "never awaited"
+
+    async def agenerate() -> object:
+        made.append(inner())
+        return made[-1]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match=r'^agenerate\(\) returned a coroutine of "test_an_awaited_call.*inner", which evalkit '
+                           r"does not await: evalkit awaits agenerate\(\) once, so await what it returned inside it"):  # fmt: skip
+            asyncio.run(carried_async(agenerate()))
+    assert made[0].cr_frame is None
+    assert asyncio.run(carried_async(inner())) == "never awaited"

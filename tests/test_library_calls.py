@@ -1593,3 +1593,51 @@ def test_a_stopped_library_run_given_grader_options_no_flag_says_is_continued_by
 
     assert not continued_in_code(Stored(said))
     assert continued_in_code(Stored(unsaid))
+HOSTILE = "\x1b[2Jgone\nevalkit: error: forged"
+
+
+class _Litter:
+    def __del__(self) -> None:
+        raise RuntimeError(HOSTILE)
+
+
+def _work() -> None:
+    raise ValueError(HOSTILE)
+
+
+def test_an_exception_python_reports_itself_is_an_evalkit_warning_for_a_library_caller(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A ``__del__`` that raised, or a thread that ended raising, during a library call had Python
+    print it raw on stderr (the terminal cleared, a forged ``evalkit: error:`` line), once per
+    case: the rule making it one escaped warning was the CLI's alone. A library caller now gets
+    each as one :class:`~evalkit.errors.EvalkitWarning` (its filters decide), the repeats counted."""
+    import sys
+    import threading
+    import warnings
+
+    from evalkit import evaluate_set
+    from evalkit.errors import EvalkitWarning
+
+    def on_case(case: object) -> None:
+        _Litter()
+        helper = threading.Thread(target=_work, name="acme-helper")
+        helper.start()
+        helper.join()
+
+    hooks = (sys.unraisablehook, threading.excepthook)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, on_case=on_case)
+    assert outcome.run.status.value == "complete"
+    assert (sys.unraisablehook, threading.excepthook) == hooks
+    said = [str(w.message) for w in caught if issubclass(w.category, EvalkitWarning)]
+    escaped = r"\x1b[2Jgone\x0aevalkit: error: forged"
+    assert said == [
+        f'"_Litter.__del__" of module "tests.test_library_calls" raised RuntimeError: {escaped}, where nothing can catch it '
+        "(Python ignores it); evalkit went on",
+        f'"_work" of module "tests.test_library_calls" raised ValueError: {escaped}, which ended thread "acme-helper"; evalkit went on',
+        '"_Litter.__del__" of module "tests.test_library_calls" raised RuntimeError 7 times in all (the first shown above)',
+        '"_work" of module "tests.test_library_calls" raised ValueError 7 times in all (the first shown above)',
+    ], said
+    assert "\x1b" not in capfd.readouterr().err

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from .errors import carried
+from .errors import PluginCallAbandoned, carried
 
-__all__ = ["BoundedCalls", "CallAbandoned", "call_within", "wait_for"]
+__all__ = ["BoundedCalls", "CallAbandoned", "call_within", "plugin_call_within", "wait_for"]
 
 _T = TypeVar("_T")
 _STOP = None
@@ -128,6 +128,20 @@ class _Abandonable(Future):  # type: ignore[type-arg]
         if calls is not None and not self.done():
             calls._replace_stuck()  # noqa: SLF001 - the pool's own future
         return False
+
+
+def plugin_call_within(call: Callable[[], _T], within: tuple[float, str], what: str, name: str) -> _T:
+    """``call()`` — a plugin's call outside a case: a factory, a set provider's hook — by
+    :func:`call_within` on a daemon thread named ``name``, for at most ``within`` (seconds, and
+    what set them: ``"set_load_timeout"``, ``"the deployment's timeout"``): the one rule and
+    wording for them, an exception saying ``WHAT did not return within N s (SET
+    BY); the call was abandoned`` (:class:`~evalkit.errors.PluginCallAbandoned`) when it outlives the limit. What the call raises reaches the
+    caller as :func:`~evalkit.errors.carried` hands it over."""
+    limit, set_by = within
+    try:
+        return call_within(call, limit, name)
+    except CallAbandoned:
+        raise PluginCallAbandoned(f"{what} did not return within {limit:g} s ({set_by}); the call was abandoned") from None
 
 
 def call_within(call: Callable[[], _T], limit: float, name: str) -> _T:

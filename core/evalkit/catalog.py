@@ -15,6 +15,7 @@ from .errors import (
     PLUGIN_FAILURES,
     ConfigError,
     DuplicateSetError,
+    PluginCallAbandoned,
     PluginError,
     SetValidationError,
     UnknownSetError,
@@ -166,7 +167,7 @@ def load_catalog(
     and one whose factory does not return within that limit (in any thread: it is called as a
     retriever's factory is, on a daemon thread of its own that is abandoned at the limit,
     :func:`evalkit.registry.instantiate_within`). The provider's hooks (``bind_config``,
-    ``refused_sets``, ``set_location``) are bounded as its factory is (:func:`_hook_within`).
+    ``refused_sets``, ``set_location``) are bounded as its factory is (:func:`_hook_call`).
     """
     from .options import provider_table
 
@@ -213,13 +214,13 @@ def load_catalog(
     for record, provider in loaded:
         try:
             if config is not None and offers(provider, ConfigAware):
-                _hook_within(lambda p=provider: p.bind_config(config), "bind_config", limit)
+                _hook_call(lambda p=provider: p.bind_config(config), "bind_config", limit)
             listing = getattr(provider, method)
             shipped = alarm_bounded(carried, (_listed, listing), limit, _ListingStalled) if bounded else carried(_listed, listing)
         except _ListingStalled:
             failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
             continue
-        except _HookAbandoned as exc:
+        except PluginCallAbandoned as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
             continue
         except SetValidationError as exc:
@@ -236,9 +237,9 @@ def load_catalog(
         providers.append(provider)
         if offers(provider, RefusesSets):  # the sets it could not read, each failed alone
             try:
-                refused = _hook_within(lambda p=provider: list(p.refused_sets()), "refused_sets", limit)
+                refused = _hook_call(lambda p=provider: list(p.refused_sets()), "refused_sets", limit)
                 failures.extend(registry.PluginFailure(record, str(problem)) for problem in refused)
-            except _HookAbandoned as exc:
+            except PluginCallAbandoned as exc:
                 failures.append(registry.PluginFailure(record, str(exc)))
             except PLUGIN_FAILURES as exc:
                 failures.append(registry.PluginFailure(record, f"{exception_name(exc)} in refused_sets(): {exception_message(exc)}"))
@@ -272,25 +273,15 @@ def load_catalog(
     )
 
 
-class _HookAbandoned(Exception):
-    """A provider's :class:`ConfigAware`, :class:`RefusesSets` or :class:`LocatesSets` hook
-    outlived ``set_load_timeout``; its message is the failure's, naming the hook and the limit."""
-
-
-def _hook_within(call: Any, name: str, limit: float) -> Any:
+def _hook_call(call: Any, name: str, limit: float) -> Any:
     """``call()`` — a set provider's hook ``name`` (``bind_config``, ``refused_sets``,
-    ``set_location``) — bounded as the provider's factory is (:func:`evalkit.registry.instantiate_within`):
-    on a daemon thread of its own, abandoned at ``limit`` seconds (``set_load_timeout``) with
-    :class:`_HookAbandoned`. What it raises reaches the caller as
-    :func:`~evalkit.errors.carried` hands it over. Unbounded, a hook that never returned hung
-    ``list``, ``validate`` and ``run``."""
+    ``set_location``) — bounded as the provider's factory is, by the one rule
+    (:func:`evalkit.bounded.plugin_call_within`): abandoned at ``limit`` seconds
+    (``set_load_timeout``). Unbounded, a hook that never returned hung ``list``, ``validate`` and ``run``."""
     # the thread pool only where a provider is asked (as registry.instantiate_within imports it)
-    from .bounded import CallAbandoned, call_within
+    from .bounded import plugin_call_within
 
-    try:
-        return call_within(call, limit, f"evalkit-{name}")
-    except CallAbandoned:
-        raise _HookAbandoned(f"{name}() did not return within {limit:g} s (set_load_timeout); the call was abandoned") from None
+    return plugin_call_within(call, (limit, "set_load_timeout"), f"{name}()", f"evalkit-{name}")
 
 
 #: How much of a file named where a set identifier was expected is read to find the identifier
@@ -358,7 +349,7 @@ def _locations(
     duplicates: dict[str, tuple[registry.PluginRecord, ...]], loaded: Sequence[tuple[registry.PluginRecord, Any]], limit: float
 ) -> dict[str, dict[registry.PluginRecord, str]]:
     """Of each duplicated identifier, where the providers that can say so (:class:`LocatesSets`)
-    declare it; a provider whose ``set_location`` raises or outlives ``limit`` (:func:`_hook_within`)
+    declare it; a provider whose ``set_location`` raises or outlives ``limit`` (:func:`_hook_call`)
     is named by its distribution, as one that cannot say."""
     locating = [(record, provider) for record, provider in loaded if offers(provider, LocatesSets)]
     found: dict[str, dict[registry.PluginRecord, str]] = {}
@@ -367,8 +358,8 @@ def _locations(
             if record not in owners:
                 continue
             try:
-                at = _hook_within(lambda p=provider, i=identifier: p.set_location(i), "set_location", limit)
-            except (_HookAbandoned, *PLUGIN_FAILURES):
+                at = _hook_call(lambda p=provider, i=identifier: p.set_location(i), "set_location", limit)
+            except (PluginCallAbandoned, *PLUGIN_FAILURES):
                 continue
             if isinstance(at, str):
                 found.setdefault(identifier, {})[record] = at

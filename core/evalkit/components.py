@@ -49,6 +49,7 @@ __all__ = [
     "PathOptions",
     "resolve_paths",
     "SecretHolder",
+    "async_method_fault",
     "concurrency_fault",
     "declared",
     "declares",
@@ -395,6 +396,31 @@ def concurrency_fault(value: object) -> str | None:
     return f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1"
 
 
+#: A generator's asynchronous method evalkit awaits, and the synchronous one it calls when that is absent.
+_ASYNC_WITH_TWIN = (("agenerate", "generate"), ("achat", "chat"))
+
+
+def async_method_fault(generator: object) -> str | None:
+    """Why a run refuses ``generator`` for an ``agenerate`` (or ``achat``) that is no ``async def``
+    while it has no ``generate`` (``chat``) to call instead — ``agenerate() is no async def …`` —
+    or ``None``. evalkit awaits only an ``async def`` one: a plain method returning an awaitable was
+    passed over for the ``generate()`` it lacks, an ``AttributeError`` in every case. The one rule:
+    :func:`bind_generator` refuses by it (exit 2, nothing stored), and
+    ``evalkit.testing.check_generator`` checks a plugin by it. Both methods are found without
+    running anything (:func:`~evalkit.plugin_attributes.declares`): only a plain function is
+    judged, never a property or ``__getattr__`` read one more time than the run reads it."""
+    for awaited, plain in _ASYNC_WITH_TWIN:
+        method = inspect.getattr_static(generator, awaited, None)
+        if isinstance(method, (staticmethod, classmethod)):
+            method = method.__func__
+        if inspect.isfunction(method) and not inspect.iscoroutinefunction(method) and not declares(generator, plain):
+            return (
+                f"{awaited}() is no async def (evalkit awaits only an async def {awaited}(), and there is no "
+                f"{plain}() to call instead): declare it async def {awaited}(), or write {plain}() instead"
+            )
+    return None
+
+
 def echoed_model_note_fault(value: object) -> str | None:
     """Why a run refuses a generator's declared ``echoed_model_note`` (read with :func:`declared`),
     as the words after ``declares echoed_model_note`` — ``int 5, which must be text of 1 to 300
@@ -644,9 +670,15 @@ def _create(
         options = resolve_paths(options, factory, config.root, boundary=boundary, table=table)
     generator = registry.build(record, factory, options, table)
     wanted = "has none of generate(request), async agenerate(request), chat(request) or async achat(request)"
-    return registry.require_offered(
+    generator = registry.require_offered(
         record, generator, (Generator, AsyncGenerator, ChatGenerator, AsyncChatGenerator), wanted
-    ), record
+    )
+    fault = async_method_fault(generator)
+    if fault is not None:
+        from .errors import PluginError
+
+        raise PluginError.for_plugin(record, f"{record.label}: its {fault}")
+    return generator, record
 
 
 def bind_generator(

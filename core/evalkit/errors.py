@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .awaitables import unawaited_fault
+from .awaitables import AwaitableReturned, unawaited_fault
 from .problem_texts import bounded_problem, bounded_problems, problem_total
 from .wording import counted, quoted
 
@@ -53,6 +53,7 @@ __all__ = [
     "HostAlarm",
     "TimeLimitExceeded",
     "PluginRaised",
+    "PluginCallAbandoned",
     "carried",
     "carried_async",
     "ConfigError",
@@ -112,6 +113,13 @@ class PluginRaised(Exception):
         return str(self.raised)
 
 
+class PluginCallAbandoned(TimeoutError):
+    """A plugin's call outside a case (a factory, a set provider's hook) outlived its limit and was
+    abandoned (:func:`evalkit.bounded.plugin_call_within`): the message says which call, the limit
+    and what set it. Here, not beside the bounded calls, so a module that catches it imports no
+    thread pool."""
+
+
 class TimeLimitExceeded(BaseException):
     """Raised into a call that outlived its time limit (see
     :func:`~evalkit.timeouts.alarm_bounded`). Not an :class:`Exception`, so the call's own
@@ -163,18 +171,21 @@ def carried(call: Any, *args: Any, method: str | None = None, awaits: bool = Fal
         name = getattr(call, "__name__", None) if method is None else method
         fault = unawaited_fault(returned, name if isinstance(name, str) and name.isidentifier() else None)
         if fault is not None:
-            raise TypeError(fault)
+            raise AwaitableReturned(fault)
     return returned
 
 
-async def carried_async(awaitable: Any) -> Any:
+async def carried_async(awaitable: Any, method: str | None = None) -> Any:
     """``await awaitable``, a plugin's coroutine; what it raises as it is, except what
     :class:`PluginRaised` carries. A ``CancelledError`` is carried only when no one asked to
-    cancel the awaiting task (a time limit's or Ctrl-C's cancellation goes on as it is)."""
+    cancel the awaiting task (a time limit's or Ctrl-C's cancellation goes on as it is). A value
+    that is itself awaitable (an ``async def agenerate`` that returned another coroutine
+    unawaited) is refused as :class:`~evalkit.awaitables.AwaitableReturned`, naming ``method``
+    (the coroutine's own name when not given), its coroutine closed: it was taken as the value."""
     import asyncio
 
     try:
-        return await awaitable
+        returned = await awaitable
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
@@ -184,6 +195,13 @@ async def carried_async(awaitable: Any) -> Any:
         if _carries(exc):
             raise PluginRaised(exc) from exc
         raise
+    if method is None:
+        code = getattr(awaitable, "cr_code", None)
+        method = getattr(code, "co_name", None)
+    fault = unawaited_fault(returned, method if isinstance(method, str) and method.isidentifier() else None, awaited=True)
+    if fault is not None:
+        raise AwaitableReturned(fault)
+    return returned
 
 
 class EvalkitWarning(UserWarning):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
@@ -23,7 +25,7 @@ from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = [
     "Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "MAX_PROMPTS", "RUBRIC_KIND",
-    "displayed_check_name", "prompt_limit_passed",
+    "displayed_check_name", "handed_prompt", "prompt_limit_passed",
 ]
 
 #: The most prompts one set may hold. Every prompt is at least one call to the system under test,
@@ -31,6 +33,49 @@ __all__ = [
 #: viewer's texts) stops at the prompt past it: a producer that never ends, a plugin's bug, used to
 #: keep ``evalkit list`` and ``evalkit validate`` busy for ever, the ids seen growing.
 MAX_PROMPTS = 1_000_000
+
+
+def handed_prompt(prompt: GoldenPrompt) -> GoldenPrompt:
+    """A copy of ``prompt`` a plugin may do anything to: the one way a prompt is handed to a grader.
+    An assertion's expected values (a JSON Schema, a list of phrases), a tool's parameters and a
+    canned result are JSON data, mutable, and a grader that changed them in its copy (a shallow
+    one, before) changed the case's stored fingerprint and what the next grading of the prompt (a
+    repeat) saw, even a set's module-level constants: a prompt holding any such value is copied
+    deep. One holding none (text, numbers, tuples and frozen values of them: most prompts) gets a
+    shallow copy, its parts shared as they cannot change, at a fraction of a deep copy's cost. A
+    value that cannot be deep-copied (an object a library caller put in a prompt, holding a lock)
+    is handed as it is, in a shallow copy: the caller's own object."""
+    import copy
+
+    if _unchangeable(prompt):
+        return copy.copy(prompt)
+    try:
+        return copy.deepcopy(prompt)
+    except Exception:  # noqa: BLE001 - any failure to copy a caller's object: handed as it is
+        return copy.copy(prompt)
+
+
+_PLAIN_TYPES = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _unchangeable(value: Any) -> bool:
+    """Whether nothing inside ``value`` can be changed without ``object.__setattr__``: text,
+    numbers, ``None``, an enum member, or a tuple or frozen attrs instance of only such values."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES or isinstance(value, enum.Enum):
+        return True
+    if kind is tuple:
+        return all(_unchangeable(item) for item in value)
+    if attrs.has(kind) and _is_frozen(kind):
+        return all(_unchangeable(getattr(value, field.name)) for field in attrs.fields(kind))
+    return False
+
+
+@functools.cache
+def _is_frozen(kind: type) -> bool:
+    """Whether the attrs class ``kind`` is frozen: its ``__setattr__`` is the one attrs gives a
+    frozen class (refusing every assignment)."""
+    return getattr(kind.__setattr__, "__name__", None) == "_frozen_setattrs"
 
 
 def prompt_limit_passed(subject: str) -> str:

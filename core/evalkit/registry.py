@@ -549,7 +549,7 @@ def instantiate_within(
     """Call a plugin's factory with ``options`` as they are; anything it raises names the plugin.
 
     ``within`` (seconds, and what set them: ``"the deployment's timeout"``) bounds the call: the
-    factory runs on a daemon thread of its own (:func:`evalkit.bounded.call_within`), and one that
+    factory runs on a daemon thread of its own (:func:`evalkit.bounded.plugin_call_within`), and one that
     has not returned by then is abandoned, a :class:`PluginError` naming the plugin and the limit
     (a retriever's factory that opened a connection to a server that never answered hung the
     command for ever). ``None``: the factory is called in the caller's thread, unbounded.
@@ -563,20 +563,17 @@ def instantiate_within(
     """
     # the bounded call's thread pool (with the logging concurrent.futures imports) only where a
     # factory is built: `evalkit --help` and `list` import this module
-    from .bounded import CallAbandoned, call_within
-    from .errors import EvalkitError
+    from .bounded import plugin_call_within
+    from .errors import EvalkitError, PluginCallAbandoned
     from .privacy import SecretHolder, read_secrets, remember_secret_holder
 
     try:
         if within is None:
             created = carried(lambda: factory(**options))
         else:
-            created = call_within(lambda: factory(**options), within[0], "evalkit-create")
-    except CallAbandoned:
-        limit, set_by = within or (0.0, "")
-        raise PluginError.for_plugin(
-            record, f"{record.label}: its factory did not return within {limit:g} s ({set_by}); the call was abandoned"
-        ) from None
+            created = plugin_call_within(lambda: factory(**options), within, "its factory", "evalkit-create")
+    except PluginCallAbandoned as exc:
+        raise PluginError.for_plugin(record, f"{record.label}: {exc}") from None
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:

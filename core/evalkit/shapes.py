@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from .awaitables import AwaitableReturned
 from .errors import PLUGIN_FAILURES, PluginRaised, SetTooLarge
 from .printable import hidden_escaped
 from .problem_texts import (
@@ -283,8 +284,11 @@ def _raised(exc: BaseException) -> BaseException:
 
 def exception_name(exc: BaseException) -> str:
     """The name of ``exc``'s class, cut to :data:`MAX_EXCEPTION_NAME_CHARS` by :func:`clipped`
-    (of what a plugin raised, for a :class:`~evalkit.errors.PluginRaised` carrying it)."""
+    (of what a plugin raised, for a :class:`~evalkit.errors.PluginRaised` carrying it); evalkit's
+    refusal of an awaitable a plugin returned is named as the ``TypeError`` it is."""
     exc = _raised(exc)
+    if isinstance(exc, AwaitableReturned):
+        return "TypeError"
     try:
         name = type(exc).__name__
     except PLUGIN_FAILURES:  # a metaclass's __name__ that raises

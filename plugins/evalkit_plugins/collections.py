@@ -300,7 +300,7 @@ class CollectionSets(ConfigTables[CollectionOptions]):
             for needed in (queries_file, qrels_file):
                 if not needed.is_file():
                     raise ConfigError(
-                        f"{where}: {needed} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)"
+                        f"{where}: {path_named(needed)} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)"
                     )
             description = f"BEIR collection {folder.name}, split {split}"
             corpus = _corpus_file(folder)
@@ -314,7 +314,7 @@ class CollectionSets(ConfigTables[CollectionOptions]):
         missing = [q for q in judged if q not in queries]
         if missing:
             raise ConfigError(
-                f"{where}: {qrels_file} judges {len(missing)} quer(y/ies) {queries_file} does not have "
+                f"{where}: {path_named(qrels_file)} judges {len(missing)} quer(y/ies) {path_named(queries_file)} does not have "
                 f"(first: {missing[0]!r})"
             )
         if corpus is not None:

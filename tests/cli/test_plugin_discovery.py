@@ -182,10 +182,50 @@ def test_a_generate_written_async_is_an_errored_case_saying_to_name_it_agenerate
     assert ran.code == 3, ran.stderr[-2000:]
     errors = {case["error"] for case in ran.json()["cases"]}
     assert errors == {
-        'TypeError: generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
+        'generator "acme.async" (acme-async 1.0): generate() returned a coroutine of "Generator.generate", which evalkit does not await: '
         "declare the method as async def agenerate() (evalkit awaits that one), or return the value itself"
     }, errors
     assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+
+
+def test_an_agenerate_returning_a_coroutine_is_refused_naming_the_plugin(evalkit_cli, project, tmp_path: Path) -> None:
+    """An ``async def agenerate`` that returned another coroutine unawaited had the coroutine taken
+    as its answer: each case stored "the generator returned coroutine '<coroutine object inner at
+    0x7f…>', not an Answer", and Python printed "coroutine 'inner' was never awaited". A plain
+    ``def agenerate`` returning an awaitable was passed over for the ``generate()`` it lacks, an
+    ``AttributeError`` in every case. The first is now each case's error naming the plugin and its
+    distribution, the coroutine closed; the second is refused before the run (exit 2)."""
+    module = (
+        "from evalkit import Answer\n\n\nasync def inner():\n    return Answer(text='4', model='m')\n\n\n"
+        "class Nested:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    async def agenerate(self, request):\n        return inner()\n\n\n"
+        "class Plain:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    def agenerate(self, request):\n        return inner()\n"
+    )
+    site = write_distribution(
+        tmp_path / "site", "acme-nested", "1.0",
+        {"evalkit.generators": {"acme.nested": "acme_nested:Nested", "acme.plain": "acme_nested:Plain"}},
+        {"acme_nested.py": module},
+    )
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.nested"\nmodel = "m"\n[providers.q]\nadapter = "acme.plain"\nmodel = "m"\n')
+    env = {"PYTHONPATH": str(site)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", "--json", env=env)
+        gc.collect()
+    assert ran.code == 3, ran.stderr[-2000:]
+    errors = {case["error"] for case in ran.json()["cases"]}
+    assert errors == {
+        'generator "acme.nested" (acme-nested 1.0): agenerate() returned a coroutine of "inner", which evalkit does not await: '
+        "evalkit awaits agenerate() once, so await what it returned inside it and return the value"
+    }, errors
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+    refused = evalkit_cli("run", "evalkit.smoke", "--provider", "q", env=env)
+    assert refused.code == 2, (refused.code, refused.stderr[-2000:])
+    assert refused.stderr.startswith(
+        'evalkit: error: generator "acme.plain" (acme-nested 1.0): its agenerate() is no async def '
+        "(evalkit awaits only an async def agenerate(), and there is no generate() to call instead)"
+    ), refused.stderr
 
 
 def test_a_graders_check_ready_written_async_stops_the_run_before_anything_is_stored(evalkit_cli, project, tmp_path: Path) -> None:
@@ -277,6 +317,34 @@ def test_a_grader_that_sets_a_field_of_the_frozen_prompt_changes_no_stored_case(
     assert document["status"] == "complete", document["status"]
     ids = [case["id"] for case in document["cases"]]
     assert len(ids) == 7 and "mutated" not in ids, ids
+
+
+def test_a_grader_that_changes_an_assertions_expected_values_changes_no_later_grading(evalkit_cli, project, tmp_path: Path) -> None:
+    """The grader's copy of the prompt was shallow: a grader that changed an assertion's expected
+    values (the JSON Schema dict, the list of phrases) changed them for the next repeat's grading
+    and for the case's stored fingerprint. Each grading now gets its own deep copy: the second
+    repeat sees the values unchanged."""
+    module = (
+        "from evalkit import Check, Grading\n\n\nclass Grader:\n    yardstick = 'acme:v1'\n\n"
+        "    def grade(self, prompt, answer):\n"
+        "        touched = [a.value for a in prompt.assertions if isinstance(a.value, (dict, list))]\n"
+        "        seen = any('acme-was-here' in value for value in touched)\n"
+        "        for value in touched:\n"
+        "            value.append('acme-was-here') if isinstance(value, list) else value.update({'acme-was-here': 1})\n"
+        "        return Grading(0.0 if seen else 1.0, not seen, checks=[Check('untouched', not seen)], yardstick='acme:v1')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-deep", "1.0", {"evalkit.graders": {"acme.deep": "acme_deep:Grader"}},
+                              {"acme_deep.py": module})  # fmt: skip
+    (project / "set.yaml").write_text(
+        "identifier: acme.deep\nname: Deep\nprompts:\n  - id: contact-json\n    prompt: Return the contact as JSON.\n"
+        "    reference: '{\"email\": \"office@example.org\"}'\n    assertions:\n"
+        "      - json_schema: {type: object, required: [email]}\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["set.yaml"]\n')
+    ran = evalkit_cli("run", "acme.deep", "--grader", "acme.deep", "--repeats", "2", "--json", env={"PYTHONPATH": str(site)})
+    assert ran.code == 0, (ran.code, ran.stdout[-2000:], ran.stderr[-2000:])
+    (case,) = ran.json()["cases"]
+    assert case["passed"] and case["score"] == 1.0, case
 
 
 HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'

@@ -135,6 +135,21 @@ def test_bad_configuration_says_what_is_wrong(tmp_path) -> None:
         assert len(problems) == 1 and message in problems[0] and '[question_sets."a.b"]' in problems[0], (toml, problems)
 
 
+def test_the_files_a_beir_folder_lacks_or_disagrees_on_are_named_as_every_path_is(tmp_path) -> None:
+    """The missing qrels file and the two files that disagree were printed raw: a folder ``my
+    col`` read as two words, a line break in its name as a line of its own. They are named by
+    ``wording.path_named``, as every other path of this provider's messages is."""
+    folder = beir_folder(tmp_path / "my col", "q1\td1\t1\nq7\td1\t1\n")
+    missing = provider(tmp_path, '[question_sets."a.b"]\npath = "my col"\nsplit = "dev"\n')
+    assert missing.golden_question_sets() == []
+    (problem,) = missing.refused_sets()
+    assert f'"{folder}/qrels/dev.tsv" does not exist' in problem, problem
+    disagreeing = provider(tmp_path, '[question_sets."a.b"]\npath = "my col"\n')
+    assert disagreeing.golden_question_sets() == []
+    (problem,) = disagreeing.refused_sets()
+    assert f'"{folder}/qrels/test.tsv" judges 1 quer(y/ies) "{folder}/queries.jsonl" does not have' in problem, problem
+
+
 @pytest.mark.parametrize(
     ("broken", "problem"),
     [

@@ -59,13 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()
     terminating = _stop_on_sigterm()
     from ..privacy import secrets_remembered_within
+    from ..stray_errors import stray_errors_warned
     from ..wording import arguments_named
-    from .stray_errors import stray_errors_said
 
     try:
         # an error the library raises names what the command line gave: --run-id, not run_id (wording.argument);
         # a second main() in this process scrubs its own secrets, not these; the library's warnings said on stderr
-        with secrets_remembered_within(), arguments_named(), _library_warnings_said(), stray_errors_said():
+        # (a stray error Python reports itself among them: evalkit.stray_errors)
+        with secrets_remembered_within(), arguments_named(), _library_warnings_said(), stray_errors_warned():
             return _main(argv, collecting)
     finally:
         from .common import collect_as_usual

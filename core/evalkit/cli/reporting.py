@@ -26,17 +26,22 @@ __all__ = ["Rendered", "deliver_reports", "render_for", "report_targets"]
 
 
 def report_targets(args: Arguments) -> tuple[ReportTarget, ...]:
-    """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout."""
+    """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout.
+    Beside ``--json`` each target's destination is decided here, once
+    (:func:`~evalkit.reports.targets.pinned`): the report goes where this check saw, so no second
+    guard is needed where it renders."""
     if not getattr(args, "report", None):
         return ()
-    from ..reports.targets import STDOUT, parse_targets, prints
+    from ..reports.targets import STDOUT, parse_targets, pinned
 
     targets = parse_targets(args.report)
     if getattr(args, "json", False):
         for target in targets:
             if target.path == STDOUT:
                 raise UsageError("--json and --report FORMAT:- both write to standard output; give the report a path")
-            if prints(target):
+        targets = tuple(pinned(target) for target in targets)
+        for target in targets:
+            if target.path == STDOUT:
                 raise UsageError(
                     f"--json and --report {target.format} both write to standard output: a report given no path "
                     "prints (markdown goes to $GITHUB_STEP_SUMMARY only when that is set); give it a path "
@@ -87,7 +92,7 @@ def render_for(args: Arguments, targets: Sequence[ReportTarget], database: str, 
         report = assemble_report(repository, run, **assemble)
     finally:
         close_repository(repository)
-    reports, failures = render_reports(targets, report, stdout_taken=bool(getattr(args, "json", False)))
+    reports, failures = render_reports(targets, report)
     return Rendered(reports, failures, report)
 
 

@@ -35,7 +35,7 @@ __all__ = [
     "ReportWritten",
     "deliver",
     "parse_targets",
-    "prints",
+    "pinned",
     "render_reports",
     "write_reports",
 ]
@@ -50,10 +50,15 @@ STDOUT_PATHS = frozenset({STDOUT, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}
 @attrs.frozen
 class ReportTarget:
     """One ``--report``: a reporter name and where its output goes (``None``: the reporter's
-    default destination, else standard output; ``-``: standard output)."""
+    default destination, else standard output; ``-``: standard output). A target
+    :func:`pinned` has its destination decided once: ``appends`` (the path is the reporter's
+    default, appended to), or ``unresolved`` (why it could not be decided: its failure when it
+    renders)."""
 
     format: str
     path: str | None = None
+    appends: bool = False
+    unresolved: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> ReportTarget:
@@ -81,24 +86,30 @@ def parse_targets(values: Sequence[str] | None) -> tuple[ReportTarget, ...]:
     return targets
 
 
-def _default_file(target: ReportTarget, environ: Mapping[str, str]) -> object:
+def _default_destination(target: ReportTarget, environ: Mapping[str, str]) -> tuple[str, bool]:
+    """Where ``target``'s reporter puts a report given no path, and whether it appends there: its
+    ``default_destination`` (``markdown``: ``$GITHUB_STEP_SUMMARY``, when set), else standard output."""
     record = registry.find(GROUP, target.format)
     reporter = registry.instantiate(record, registry.load(record))
-    return reporter.default_destination(environ) if offers(reporter, DefaultDestination) else None
+    default = reporter.default_destination(environ) if offers(reporter, DefaultDestination) else None
+    if default is not None and not isinstance(default, str):  # an int would be a file descriptor to open()
+        raise TypeError(f"default_destination() returned {type(default).__name__}, not a path")
+    return (default, True) if default else (STDOUT, False)
 
 
-def prints(target: ReportTarget, environ: Mapping[str, str] | None = None) -> bool:
-    """True when ``target``'s report goes to standard output: its path is ``-``, or it names none
-    and its reporter names no file to append to (``markdown`` does: ``$GITHUB_STEP_SUMMARY``, when
-    set). A reporter that fails to say, or names no path, is taken to print nothing here: its fault is
-    said when it renders."""
-    if target.path is not None:
-        return target.path == STDOUT
+def pinned(target: ReportTarget, environ: Mapping[str, str] | None = None) -> ReportTarget:
+    """``target`` with its destination decided now, once, where a command must know before it runs
+    whether the report takes standard output (beside ``--json``): the one rule, so rendering goes
+    where the check saw. A reporter that fails to say is pinned ``unresolved``: its failure is said
+    when it renders, and it writes nowhere. Asked twice (checked, then resolved again as it
+    rendered) a reporter could answer otherwise, and a guard at each place said it twice."""
+    if target.path is not None or target.unresolved is not None:
+        return target
     try:
-        default = carried(_default_file, target, os.environ if environ is None else environ)
-    except PLUGIN_FAILURES:
-        return False
-    return default is None or default == ""  # anything else but a path is the reporter's fault, said when it renders
+        destination, appends = carried(_default_destination, target, os.environ if environ is None else environ)
+    except PLUGIN_FAILURES as exc:
+        return attrs.evolve(target, unresolved=exception_text(exc))
+    return attrs.evolve(target, path=destination, appends=appends)
 
 
 @attrs.frozen
@@ -141,37 +152,31 @@ class RenderedReport:
 
 
 def _rendered(target: ReportTarget, report: Report, environ: Mapping[str, str]) -> tuple[str, str, bool]:
-    """The text of ``target``'s report, where it goes, and whether it is appended there."""
-    text, reporter = _render(target, report)
-    destination, append = target.path, False
-    if destination is None and offers(reporter, DefaultDestination):
-        default = reporter.default_destination(environ)
-        if default is not None and not isinstance(default, str):  # an int would be a file descriptor to open()
-            raise TypeError(f"default_destination() returned {type(default).__name__}, not a path")
-        if default:
-            destination, append = default, True
-    return text, destination or STDOUT, append
+    """The text of ``target``'s report, where it goes, and whether it is appended there (a
+    :func:`pinned` target's destination as it was decided)."""
+    text, _ = _render(target, report)
+    if target.path is not None:
+        return text, target.path, target.appends
+    return (text, *_default_destination(target, environ))
 
 
 def render_reports(
-    targets: Sequence[ReportTarget], report: Report, *, environ: Mapping[str, str] | None = None, stdout_taken: bool = False
+    targets: Sequence[ReportTarget], report: Report, *, environ: Mapping[str, str] | None = None
 ) -> tuple[list[RenderedReport], list[ReportFailure]]:
-    """Render every target and resolve where it goes; a reporter's fault becomes a failure.
-
-    At most one report goes to standard output; a second one is a failure naming it — and so is
-    the first when ``stdout_taken`` (the command's ``--json`` document is there).
-    """
+    """Render every target and resolve where it goes (a :func:`pinned` one's destination as it
+    was decided); a reporter's fault becomes a failure. At most one report goes to standard
+    output; a second one is a failure naming it."""
     environ = os.environ if environ is None else environ
     rendered: list[RenderedReport] = []
     failures: list[ReportFailure] = []
     for target in targets:
+        if target.unresolved is not None:  # its destination could not be decided: written nowhere
+            failures.append(ReportFailure(target.format, target.unresolved))
+            continue
         try:
             text, destination, append = carried(_rendered, target, report, environ)
         except PLUGIN_FAILURES as exc:  # a reporter's fault never changes the run
             failures.append(ReportFailure(target.format, exception_text(exc)))
-            continue
-        if destination == STDOUT and stdout_taken:
-            failures.append(ReportFailure(target.format, "standard output holds the --json document; give this report a path"))
             continue
         if destination == STDOUT and any(r.destination == STDOUT for r in rendered):
             failures.append(

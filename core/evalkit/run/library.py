@@ -36,6 +36,7 @@ from ..storage import (
     store_failure_said,
 )
 from ..storage.protocols import ResultRepository, capabilities
+from ..stray_errors import stray_errors_warned_within
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
@@ -192,6 +193,7 @@ def prompt_run_kinds(*names: str, **more: Kind) -> dict[str, Kind]:
 
 
 @host_alarms()
+@stray_errors_warned_within
 def evaluate_set(
     set_identifier: str | GoldenPromptSet | SourcedSet,
     *,
@@ -462,6 +464,7 @@ def _limit(value: int | None) -> int | None:
 
 
 @host_alarms()
+@stray_errors_warned_within
 def evaluate_retrieval(
     question_set: str | GoldenQuestionSet | SourcedSet,
     retriever: str | None = None,

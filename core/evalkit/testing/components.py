@@ -80,13 +80,9 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     ):
         report.add("it has neither generate(request) nor async agenerate(request)")
         report.raise_if_any()
-    agenerate = getattr(generator, "agenerate", None)
-    if (
-        agenerate is not None
-        and not inspect.iscoroutinefunction(agenerate)
-        and not callable(getattr(generator, "generate", None))
-    ):
-        report.add("agenerate must be an async def")
+    fault = components.async_method_fault(generator)
+    if fault is not None:
+        report.add(f"its {fault}")
     # the generator's declarations, each by the rule a run refuses it by (one function, used by both)
     concurrency = None  # the generator's own, unless the run would refuse it
     fault = components.concurrency_fault(components.declared(generator, "concurrency"))

@@ -107,16 +107,27 @@ def test_a_pathless_markdown_beside_json_is_refused_without_a_step_summary_and_a
     assert alone.json()["set"] == SET and summary.read_text().startswith("**✅ BASELINE**")
 
 
-def test_a_report_that_resolves_to_standard_output_beside_json_is_a_failure_not_mixed_into_it(monkeypatch) -> None:
-    """The last guard, where a report's destination is resolved: with the --json document on standard
-    output a report bound there is a named failure, never printed after the document."""
-    from evalkit.reports import targets
+def test_a_report_beside_json_goes_where_the_check_before_the_run_saw_it_go(evalkit_cli, tmp_path) -> None:
+    """Beside --json a report's destination was asked twice — at the check before the run and
+    again as it rendered — with a refusal at each: a reporter answering a file at the check and
+    nothing after the run (a destination read from state it changes) had its report refused after
+    the run ("standard output holds the --json document"). It is decided once, at the check: the
+    report goes where the check saw, and the JSON document stands alone."""
+    from tests.support.distributions import write_distribution
 
-    monkeypatch.setattr(targets, "_render", lambda target, report: ("**text**", object()))
-    rendered, failures = targets.render_reports([targets.ReportTarget("markdown", "-")], None, stdout_taken=True)
-    assert rendered == []
-    assert [(f.format, f.message) for f in failures] == [
-        ("markdown", "standard output holds the --json document; give this report a path")
-    ]
-    rendered, failures = targets.render_reports([targets.ReportTarget("markdown", "-")], None)
-    assert [r.destination for r in rendered] == ["-"] and failures == []
+    summary = tmp_path / "summary.md"
+    module = (
+        "class Fickle:\n    asked = []\n\n"
+        "    def default_destination(self, environ):\n"
+        "        Fickle.asked.append(1)\n"
+        "        return environ['ACME_SUMMARY'] if len(Fickle.asked) == 1 else None\n\n"
+        "    def render(self, report):\n        return 'fickle report'\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-fickle", "1.0", {"evalkit.reporters": {"fickle": "acme_fickle:Fickle"}},
+                              {"acme_fickle.py": module})  # fmt: skip
+    ran = evalkit_cli("run", "evalkit.smoke", "--report", "fickle", "--json",
+                      env={"PYTHONPATH": str(site), "ACME_SUMMARY": str(summary)})  # fmt: skip
+    assert ran.code == 0, ran.stderr[-2000:]
+    assert ran.json()["set"] == "evalkit.smoke"
+    assert "standard output holds" not in ran.stderr, ran.stderr
+    assert summary.read_text() == "fickle report\n"

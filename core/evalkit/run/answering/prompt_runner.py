@@ -11,7 +11,6 @@ transaction: :class:`~evalkit.run.lifecycle.CaseRecorder`), so a crash loses no 
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 from collections.abc import Iterable, Mapping, Sized
 from typing import Any
@@ -28,6 +27,7 @@ from ...answers import (
     answer_problems,
     sum_usage,
 )
+from ...awaitables import AwaitableReturned
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
 from ...components import (
@@ -47,7 +47,7 @@ from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, car
 from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable, secrets_to_keep_out
-from ...prompts import GoldenPrompt
+from ...prompts import GoldenPrompt, handed_prompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
 from ...shapes import exception_message, exception_text, short_repr, whole_number
@@ -332,7 +332,7 @@ class _Answerer:
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
-                    raw = await self._answer_steps(carried_async(bound.generator.agenerate(request)), due)
+                    raw = await self._answer_steps(carried_async(bound.generator.agenerate(request), "agenerate"), due)
                 else:
                     calls.append(pool.submit(bound.generator.generate, request))
                     raw = await asyncio.wrap_future(calls[-1])
@@ -352,6 +352,9 @@ class _Answerer:
                     f"no answer within {bound.answer_timeout:g} s (the provider instance's answer_timeout); "
                     "the call was abandoned"
                 )
+            elif isinstance(exc, AwaitableReturned):  # the plugin's defect, the same in every case: named
+                who = bound.plugin
+                error = f"{who if isinstance(who, str) else who.label}: {exception_message(exc, lines=True)}"
             else:
                 error = exception_message(exc, lines=True) if isinstance(exc, GenerationError) else exception_text(exc, lines=True)
             return CaseResult(
@@ -375,7 +378,7 @@ class _Answerer:
 
         async def asked(request: ChatRequest) -> Any:
             if self.bound.chats_async:
-                return await self._answer_steps(carried_async(generator.achat(request)), due)
+                return await self._answer_steps(carried_async(generator.achat(request), "achat"), due)
             if pool is None:  # an async generator whose chat() is synchronous: still off the loop
                 return await asyncio.to_thread(carried, generator.chat, request)
             calls.append(pool.submit(generator.chat, request))
@@ -403,13 +406,14 @@ class _Answerer:
         broke the rules (:func:`~evalkit.grading.grading_problems`)."""
         grader, grade_timeout = self.grader, self.job.grade_timeout
         grading_limit = None
-        # the grader gets a copy: one that sets a field of the frozen prompt (object.__setattr__ on its
-        # id) changed the case the runner then stored, so a set of 7 cases was left "running" with 1
-        prompt = copy.copy(prompt)
+        # the grader gets a deep copy: one that sets a field of the frozen prompt (object.__setattr__ on its
+        # id) changed the case the runner then stored, so a set of 7 cases was left "running" with 1; one
+        # that changed an assertion's expected values changed the stored fingerprint and the next repeat's grading
+        prompt = handed_prompt(prompt)
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:
-                    grading_steps = carried_async(grader.agrade(prompt, reply))
+                    grading_steps = carried_async(grader.agrade(prompt, reply), "agrade")
                     if self.alarms_reach:  # each step under the alarm too: one that blocks the loop is interrupted
                         grading = await alarm_bounded_steps(grading_steps, grade_timeout, TimeLimitExceeded)
                     else:
