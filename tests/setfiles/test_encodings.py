@@ -42,3 +42,46 @@ def test_utf8_text_skips_utf8s_mark_and_names_other_failures_as_decode_does() ->
     with pytest.raises(UnicodeDecodeError) as caught:
         utf8_text(b"ab\xff")
     assert (caught.value.reason, caught.value.start) == ("invalid start byte", 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        (
+            "lone.json",
+            '{"identifier": "demo.lone", "name": "L",\n "prompts": [{"id": "a", "prompt": "caf\\ud800",'
+            ' "system_prompt": "s", "assertions": [{"contains": "p"}]}]}\n',
+            "evals/lone.json:2:36: prompts[0].prompt: 'caf\\ud800' holds a lone surrogate (U+D800, character 4)",
+        ),
+        (
+            "lone.jsonl",
+            '{"identifier": "demo.lone", "name": "L"}\n{"id": "a", "prompt": "p", "assertions": [{"contains": "\\uDC00"}]}\n',
+            "evals/lone.jsonl:2:56: prompts[0].assertions[0].contains: '\\udc00' holds a lone surrogate (U+DC00, character 1)",
+        ),
+    ],
+)
+def test_a_json_escape_of_a_lone_surrogate_is_a_problem_at_its_place_not_a_run_that_errs(
+    evalkit_cli, project: Path, name: str, text: str, where: str
+) -> None:
+    # "\ud800" without its pair is valid JSON but no Unicode text: the file passed `evalkit validate`,
+    # and every case holding it errored at the endpoint ("surrogates not allowed"), exit 3
+    (project / "evals").mkdir()
+    (project / "evals" / name).write_text(text, encoding="utf-8")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json", "evals/*.jsonl"]\n')
+    checked = evalkit_cli("validate")
+    assert checked.code == 2 and where in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    ran = evalkit_cli("run", "demo.lone")
+    assert ran.code == 2 and where[len("evals/") :] in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_surrogate_pair_written_as_two_json_escapes_is_one_character_and_accepted(evalkit_cli, project: Path) -> None:
+    (project / "evals").mkdir()
+    (project / "evals" / "pair.json").write_text(
+        '{"identifier": "demo.pair", "name": "\\ud83d\\ude00", "prompts": [{"id": "a", "prompt": "p \\ud83d\\ude00",'
+        ' "reference": "p", "assertions": [{"contains": "p"}]}]}\n',
+        encoding="utf-8",
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json"]\n')
+    checked = evalkit_cli("validate")
+    assert checked.code == 0, checked.stdout + checked.stderr
