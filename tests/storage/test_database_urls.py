@@ -557,3 +557,25 @@ def test_a_postgresql_url_holding_nul_is_refused_naming_it_not_an_internal_error
     assert "holds a NUL character (%00), which no PostgreSQL connection parameter can" in result.stderr
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     assert "s3cret" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "where"),
+    [
+        ("postgresql://ci:s3c\udcffretpw@127.0.0.1:1/evalkit", "--database"),
+        ("postgresql://ci:s3cretpw@127.0.0.1:1/eval\udcc3kit", "EVALKIT_DATABASE_URL"),
+    ],
+)
+@pytest.mark.parametrize("command", _STORE_COMMANDS, ids=lambda c: c[0])
+def test_a_postgresql_url_that_is_not_utf8_is_refused_naming_it_not_an_internal_error(
+    evalkit_cli, url: str, where: str, command
+) -> None:
+    # a byte that is not UTF-8 in an argument or the environment reaches Python as a lone surrogate:
+    # psycopg raised "UnicodeEncodeError: ... surrogates not allowed", an internal error
+    args: tuple[str, ...] = ("--database", url) if where == "--database" else ()
+    env = {"EVALKIT_DATABASE_URL": url} if where == "EVALKIT_DATABASE_URL" else None
+    result = evalkit_cli(*command, *args, env=env)
+    assert result.code == 2, result.stderr
+    assert "is not UTF-8 text (character " in result.stderr and "which libpq cannot take" in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "s3cret" not in result.stderr + result.stdout
