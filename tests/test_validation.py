@@ -721,3 +721,13 @@ def test_a_plugin_prompt_holding_a_lone_surrogate_is_refused_not_sent_and_errore
         f'set "pkg.set", prompt "p1": field {field} holds a lone surrogate (U+DCC3, character 4), which is no Unicode '
         "text: it cannot be encoded as UTF-8, so no endpoint can be sent it"
     ]
+
+
+def test_a_conversation_turn_holding_a_lone_surrogate_is_refused_too() -> None:
+    from evalkit.conversations import Message
+
+    prompt = GoldenPrompt(id="p1", prompt="", messages=[Message.user("caf\udcc3")], assertions=[Assertion.contains("x")])
+    assert prompt_set_problems(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=[prompt]), BUILTIN_KINDS) == [
+        'set "pkg.set", prompt "p1": field messages[0].content holds a lone surrogate (U+DCC3, character 4), which is '
+        "no Unicode text: it cannot be encoded as UTF-8, so no endpoint can be sent it"
+    ]

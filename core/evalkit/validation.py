@@ -484,8 +484,11 @@ def _prompt_problems(
         problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
     if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
         problems.append(f"{at}: field system_prompt must be a string")
-    for field in ("prompt", "system_prompt"):
-        lone = _lone_surrogate(getattr(prompt, field))
+    sent = [("prompt", prompt.prompt), ("system_prompt", prompt.system_prompt)]
+    if conversation:
+        sent += [(f"messages[{n}].content", getattr(turn, "content", None)) for n, turn in enumerate(prompt.messages)]
+    for field, text in sent:
+        lone = _lone_surrogate(text)
         if lone is not None and (field != "prompt" or has_visible_text(prompt.prompt)):
             problems.append(
                 f"{at}: field {field} holds a lone surrogate ({lone}), which is no Unicode text: it cannot be encoded "

@@ -51,20 +51,23 @@ def test_utf8_text_skips_utf8s_mark_and_names_other_failures_as_decode_does() ->
             "lone.json",
             '{"identifier": "demo.lone", "name": "L",\n "prompts": [{"id": "a", "prompt": "caf\\ud800",'
             ' "system_prompt": "s", "assertions": [{"contains": "p"}]}]}\n',
-            "evals/lone.json:2:36: prompts[0].prompt: 'caf\\ud800' holds a lone surrogate (U+D800, character 4)",
+            'evals/lone.json:1:1: set "demo.lone", prompt "a": field prompt holds a lone surrogate (U+D800, character 4)',
         ),
         (
             "lone.jsonl",
-            '{"identifier": "demo.lone", "name": "L"}\n{"id": "a", "prompt": "p", "assertions": [{"contains": "\\uDC00"}]}\n',
-            "evals/lone.jsonl:2:56: prompts[0].assertions[0].contains: '\\udc00' holds a lone surrogate (U+DC00, character 1)",
+            '{"identifier": "demo.lone", "name": "L"}\n{"id": "a", "prompt": "p", "system_prompt": "\\uDC00",'
+            ' "assertions": [{"contains": "p"}]}\n',
+            'evals/lone.jsonl:1:1: set "demo.lone", prompt "a": field system_prompt holds a lone surrogate (U+DC00, '
+            "character 1)",
         ),
     ],
 )
-def test_a_json_escape_of_a_lone_surrogate_is_a_problem_at_its_place_not_a_run_that_errs(
+def test_a_prompt_with_a_json_escape_of_a_lone_surrogate_is_refused_before_a_run_not_errored_at_the_endpoint(
     evalkit_cli, project: Path, name: str, text: str, where: str
 ) -> None:
     # "\ud800" without its pair is valid JSON but no Unicode text: the file passed `evalkit validate`,
-    # and every case holding it errored at the endpoint ("surrogates not allowed"), exit 3
+    # and every case holding it errored at the endpoint ("surrogates not allowed"), exit 3. An id or
+    # a name holding one is accepted, shown escaped, as one holding a control character is
     (project / "evals").mkdir()
     (project / "evals" / name).write_text(text, encoding="utf-8")
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json", "evals/*.jsonl"]\n')

@@ -27,7 +27,7 @@ import attrs
 
 from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json, too_many_digits
 from ..textfiles import read_whole_file, utf8_text
-from .problems import FileProblem, JsonPath, lone_surrogate_problem, quoted, quoted_key
+from .problems import FileProblem, JsonPath, quoted, quoted_key
 
 __all__ = [
     "SUFFIXES",
@@ -156,40 +156,12 @@ def read_document(file: Path) -> SetDocument:
     if suffix in (".yaml", ".yml"):
         return _read_yaml(file, text)
     if suffix == ".json":
-        return _with_surrogate_problems(text, _read_json(file, text))
+        return _read_json(file, text)
     if suffix == ".jsonl":
-        return _with_surrogate_problems(text, _read_jsonl(file, text))
+        return _read_jsonl(file, text)
     if suffix == ".toml":
         return _read_toml(file, text)
     raise FileSyntaxError([FileProblem(str(file), f"has an unsupported type; use one of {', '.join(SUFFIXES)}")])
-
-
-#: A JSON escape of half of a surrogate pair (``\ud83d``): the only way a lone surrogate gets
-#: into a set file's text, which is UTF-8 (YAML and TOML refuse such an escape themselves).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-def _with_surrogate_problems(text: str, document: SetDocument) -> SetDocument:
-    """``document`` (read from the JSON ``text``) with a problem at every key and value holding a
-    lone surrogate — ``"\\ud800"`` written without its pair, which JSON's grammar allows but is no
-    Unicode text: it cannot be encoded as UTF-8, so such a prompt passed ``evalkit validate`` and
-    then every case holding it errored at the endpoint (``surrogates not allowed``), exit 3, the
-    set's fault said as the environment's. A file that writes no such escape is not walked."""
-    if not _SURROGATE_ESCAPE.search(text):
-        return document
-    found: list[FileProblem] = []
-    stack: list[tuple[Any, JsonPath]] = [(document.data, ())]
-    while stack:
-        value, path = stack.pop()
-        if isinstance(value, dict):
-            for key, child in value.items():
-                if isinstance(key, str) and (reason := lone_surrogate_problem(key)) is not None:
-                    found.append(document.problem((*path, key), reason, at_key=True))
-                stack.append((child, (*path, key)))
-        elif isinstance(value, list):
-            stack.extend((child, (*path, index)) for index, child in enumerate(value))
-        elif isinstance(value, str) and (reason := lone_surrogate_problem(value)) is not None:
-            found.append(document.problem(path, reason))
-    found.sort(key=lambda p: (p.line or 0, p.column or 0))
-    return attrs.evolve(document, problems=(*document.problems, *found))
 
 
 # --- YAML -------------------------------------------------------------------------------------
