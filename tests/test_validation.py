@@ -709,3 +709,25 @@ def test_the_message_of_a_set_validation_error_quotes_five_problems_and_counts_t
     blank = [GoldenPrompt(id=f"p{n}", prompt=" ", reference="x") for n in range(2_000)]
     stopped = survey_prompt_set(GoldenPromptSet(identifier="t.blank", name="Blank", prompts=blank), BUILTIN_KINDS)
     assert str(SetValidationError(list(stopped.problems))).endswith("; and at least 995 more problems")
+
+
+@pytest.mark.parametrize("field", ["prompt", "system_prompt"])
+def test_a_plugin_prompt_holding_a_lone_surrogate_is_refused_not_sent_and_errored(field: str) -> None:
+    # a set provider's text with half a surrogate pair (os.fsdecode of bytes that are not UTF-8):
+    # valid until the endpoint was sent it — "surrogates not allowed", every case errored, exit 3
+    fields = {"prompt": "Say hi", field: "caf\udcc3 open?"}
+    golden = GoldenPromptSet(identifier="pkg.set", name="A set", prompts=[GoldenPrompt(id="p1", reference="x", **fields)])
+    assert prompt_set_problems(golden, BUILTIN_KINDS) == [
+        f'set "pkg.set", prompt "p1": field {field} holds a lone surrogate (U+DCC3, character 4), which is no Unicode '
+        "text: it cannot be encoded as UTF-8, so no endpoint can be sent it"
+    ]
+
+
+def test_a_conversation_turn_holding_a_lone_surrogate_is_refused_too() -> None:
+    from evalkit.conversations import Message
+
+    prompt = GoldenPrompt(id="p1", prompt="", messages=[Message.user("caf\udcc3")], assertions=[Assertion.contains("x")])
+    assert prompt_set_problems(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=[prompt]), BUILTIN_KINDS) == [
+        'set "pkg.set", prompt "p1": field messages[0].content holds a lone surrogate (U+DCC3, character 4), which is '
+        "no Unicode text: it cannot be encoded as UTF-8, so no endpoint can be sent it"
+    ]

@@ -741,6 +741,10 @@ def resolve_paths(
         value = resolved.get(name)
         if not isinstance(value, str) or not value:
             continue  # absent, or of the wrong type: checking the options says so
+        if "\x00" in value:  # every option that is a path, one allowed anywhere (ca_bundle) too
+            from .project_files import NUL_IN_NAME
+
+            raise ConfigError(f"option {wording.quoted(name)} of {table}: {wording.path_named(value)} {NUL_IN_NAME}")
         path = root / Path(value).expanduser()  # an absolute path stays itself
         if not Path(value).expanduser().is_absolute():
             resolved[name] = str(path)

@@ -30,10 +30,22 @@ import attrs
 from .errors import ConfigError
 from .wording import path_named, table_key
 
-__all__ = ["ALLOW_OUTSIDE", "OutsideProjectError", "ProjectBoundary", "allowed_outside", "check_inside_project"]
+__all__ = [
+    "ALLOW_OUTSIDE",
+    "NUL_IN_NAME",
+    "OutsideProjectError",
+    "ProjectBoundary",
+    "allowed_outside",
+    "check_inside_project",
+]
 
 #: Where the configuration lists the places outside the project that may be read.
 ALLOW_OUTSIDE = "[sets] allow_outside"
+
+#: Why a path holding a NUL character (``"answers\u0000.jsonl"`` in a TOML string) is refused,
+#: following its name: every system call raised ``ValueError: embedded null byte`` for it, an
+#: internal error with a traceback.
+NUL_IN_NAME = "holds a NUL character, which no file name can"
 
 
 class OutsideProjectError(ConfigError):
@@ -77,7 +89,10 @@ class ProjectBoundary:
     def outside(self, path: str | os.PathLike[str], *, folder: bool = False) -> str | None:
         """``None`` when ``path`` (relative to the root; links followed) lies inside the project or
         an allowed place, else why it may not be read — where it leads, and how to allow it —
-        to follow the path's name in a message (``evals/creds.yaml`` *resolves to …*)."""
+        to follow the path's name in a message (``evals/creds.yaml`` *resolves to …*). A path holding
+        a NUL character is no file's name, inside or out: :data:`NUL_IN_NAME` says so."""
+        if "\x00" in os.fsdecode(os.fspath(path)):
+            return NUL_IN_NAME
         absolute = os.path.abspath(os.path.join(self.root, path))
         real = os.path.realpath(absolute)
         if self._inside(real):

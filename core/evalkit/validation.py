@@ -497,6 +497,16 @@ def _prompt_problems(
         problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
     if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
         problems.append(f"{at}: field system_prompt must be a string")
+    sent = [("prompt", prompt.prompt), ("system_prompt", prompt.system_prompt)]
+    if conversation:
+        sent += [(f"messages[{n}].content", getattr(turn, "content", None)) for n, turn in enumerate(prompt.messages)]
+    for field, text in sent:
+        lone = _lone_surrogate(text)
+        if lone is not None and (field != "prompt" or has_visible_text(prompt.prompt)):
+            problems.append(
+                f"{at}: field {field} holds a lone surrogate ({lone}), which is no Unicode text: it cannot be encoded "
+                "as UTF-8, so no endpoint can be sent it"
+            )
     problems.extend(_tag_problems(at, prompt.tags))
     if not prompt.assertions and reference_ok and not prompt.reference_text:
         problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
@@ -534,6 +544,19 @@ def _prompt_problems(
 
         problems.extend(f"{at}: field {_field_path(path)}: {reason}" for path, reason in conversation_problems(prompt))
     return problems
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(text: object) -> str | None:
+    """``U+D800, character 4`` for the first lone surrogate in ``text`` (half of a pair, alone: what
+    ``os.fsdecode`` makes of bytes that are not UTF-8, or a ``"\\ud800"`` escape), else ``None``. A
+    prompt holding one passed every check and then errored at the endpoint in every run, exit 3."""
+    if not isinstance(text, str):
+        return None
+    found = _LONE_SURROGATE.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}, character {found.start() + 1}"
 
 
 def _tag_problems(at: str, tags: Iterable[object]) -> list[str]:

@@ -458,3 +458,45 @@ def test_a_plugin_validators_message_is_quoted_on_one_line(evalkit_cli, project:
     assert ran.code == 2, ran.stderr
     assert ran.stderr.count("\n") == 1 and said in ran.stderr, ran.stderr
     assert ran.stderr.rstrip("\n").endswith(": \\x1b[31modd\\x1b[0m\\x0aevalkit: error: forged"), ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "command", "shown"),
+    [
+        (
+            '[providers.rec]\nadapter = "replay"\nmodel = "m"\npath = "answers\\u0000.jsonl"\n',
+            ("run", "arith.basic", "--provider", "rec"),
+            'option "path" of [providers.rec] of {config}: "answers\\x00.jsonl" holds a NUL character, which no file name can',
+        ),
+        (  # a path option allowed anywhere (the system's bundles live in /etc/ssl) is held to it too
+            '[providers.api]\nadapter = "openai"\nmodel = "m"\napi_key_env = ""\nbase_url = "http://127.0.0.1:9/v1"\n'
+            'ca_bundle = "ca\\u0000.pem"\n',
+            ("run", "arith.basic", "--provider", "api"),
+            'option "ca_bundle" of [providers.api] of {config}: "ca\\x00.pem" holds a NUL character, which no file name can',
+        ),
+        (
+            '[providers.rec]\nadapter = "replay"\nmodel = "m"\npath = "answers.jsonl"\nsystem_prompt_file = "base\\u0000.txt"\n',
+            ("run", "arith.basic", "--provider", "rec"),
+            'the system_prompt_file of [providers.rec] "base\\x00.txt" holds a NUL character, which no file name can',
+        ),
+        (
+            '[deployments.demo.retrievers."evalkit.lexical"]\ncorpus = "c\\u0000.jsonl"\n',
+            ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"),
+            'option "corpus" of [deployments.demo.retrievers."evalkit.lexical"] of configuration {config}: "c\\x00.jsonl" '
+            "holds a NUL character, which no file name can",
+        ),
+    ],
+    ids=["replay-path", "ca_bundle", "system_prompt_file", "lexical-corpus"],
+)
+def test_a_configured_file_name_holding_nul_is_refused_naming_it_not_an_internal_error(
+    evalkit_cli, project: Path, table: str, command: tuple[str, ...], shown: str
+) -> None:
+    # a TOML string may write "\u0000": the system calls raised "ValueError: embedded null byte",
+    # an internal error with a traceback (or, for ca_bundle, "holds no certificate in PEM form")
+    (project / "answers.jsonl").write_text("")
+    (project / "evalkit.toml").write_text(table)
+    result = evalkit_cli(*command)
+    assert result.code == 2, result.stderr
+    assert shown.format(config=project / "evalkit.toml") in result.stderr, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"

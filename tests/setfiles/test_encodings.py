@@ -42,3 +42,49 @@ def test_utf8_text_skips_utf8s_mark_and_names_other_failures_as_decode_does() ->
     with pytest.raises(UnicodeDecodeError) as caught:
         utf8_text(b"ab\xff")
     assert (caught.value.reason, caught.value.start) == ("invalid start byte", 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        (
+            "lone.json",
+            '{"identifier": "demo.lone", "name": "L",\n "prompts": [{"id": "a", "prompt": "caf\\ud800",'
+            ' "system_prompt": "s", "assertions": [{"contains": "p"}]}]}\n',
+            'evals/lone.json:1:1: set "demo.lone", prompt "a": field prompt holds a lone surrogate (U+D800, character 4)',
+        ),
+        (
+            "lone.jsonl",
+            '{"identifier": "demo.lone", "name": "L"}\n{"id": "a", "prompt": "p", "system_prompt": "\\uDC00",'
+            ' "assertions": [{"contains": "p"}]}\n',
+            'evals/lone.jsonl:1:1: set "demo.lone", prompt "a": field system_prompt holds a lone surrogate (U+DC00, '
+            "character 1)",
+        ),
+    ],
+)
+def test_a_prompt_with_a_json_escape_of_a_lone_surrogate_is_refused_before_a_run_not_errored_at_the_endpoint(
+    evalkit_cli, project: Path, name: str, text: str, where: str
+) -> None:
+    # "\ud800" without its pair is valid JSON but no Unicode text: the file passed `evalkit validate`,
+    # and every case holding it errored at the endpoint ("surrogates not allowed"), exit 3. An id or
+    # a name holding one is accepted, shown escaped, as one holding a control character is
+    (project / "evals").mkdir()
+    (project / "evals" / name).write_text(text, encoding="utf-8")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json", "evals/*.jsonl"]\n')
+    checked = evalkit_cli("validate")
+    assert checked.code == 2 and where in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    ran = evalkit_cli("run", "demo.lone")
+    assert ran.code == 2 and where[len("evals/") :] in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_surrogate_pair_written_as_two_json_escapes_is_one_character_and_accepted(evalkit_cli, project: Path) -> None:
+    (project / "evals").mkdir()
+    (project / "evals" / "pair.json").write_text(
+        '{"identifier": "demo.pair", "name": "\\ud83d\\ude00", "prompts": [{"id": "a", "prompt": "p \\ud83d\\ude00",'
+        ' "reference": "p", "assertions": [{"contains": "p"}]}]}\n',
+        encoding="utf-8",
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json"]\n')
+    checked = evalkit_cli("validate")
+    assert checked.code == 0, checked.stdout + checked.stderr

@@ -210,6 +210,13 @@ def test_table_file_problems_name_the_file_and_line(tmp_path: Path) -> None:
             '{"country": "France", "capital": "Paris", "capital": "Lyon", "wrong": "x"}\n',
             'twice.jsonl:1:43: JSON syntax: key "capital" appears more than once',
         ),
+        # "\ud800" without its pair: no Unicode text, so no endpoint could be sent the prompt made of it
+        "lone.jsonl": (
+            '{"country": "Fr\\ud800", "capital": "Paris", "wrong": "x"}\n',
+            "lone.jsonl:1: row 1: 'Fr\\ud800' holds a lone surrogate (U+D800, character 3): a \\ud800 escape without the "
+            "other half of its pair, which is no Unicode text and cannot be sent to an endpoint or written as UTF-8; "
+            "write the character itself, or both halves of its pair",
+        ),
         "table.xlsx": ("x", "table.xlsx: has an unsupported type; a table of variables is one of .csv, .tsv, .jsonl"),
         "missing.csv": (None, "missing.csv: cannot be read: No such file or directory"),
     }

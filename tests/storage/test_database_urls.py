@@ -529,3 +529,75 @@ def test_hide_password_reads_each_query_key_as_libpq_does(url: str, shown: str) 
     from evalkit.storage.urls import hide_password
 
     assert hide_password(url) == shown
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "host=127.0.0.1 port=1 dbname=evalkit password=s3cretpw",
+        "host=db password = 's3cret pw' sslmode=disable",
+        "password=s3cretpw host=db",
+        "host=db SSLPASSWORD=s3cretpw",
+    ],
+)
+@pytest.mark.parametrize("where", ["--database", "EVALKIT_DATABASE_URL"])
+def test_a_libpq_key_value_string_given_as_the_url_is_refused_without_its_password(
+    evalkit_cli, project, value: str, where: str
+) -> None:
+    # psql's and libpq's other spelling of a connection: refused as a URL without a scheme, the
+    # refusal quoted it whole, password included
+    args: tuple[str, ...] = ("--database", value) if where == "--database" else ()
+    env = {"EVALKIT_DATABASE_URL": value} if where == "EVALKIT_DATABASE_URL" else None
+    for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*command, *args, env=env)
+        assert result.code == 2 and "does not start with a scheme" in result.stderr, result.stderr
+        assert "s3cret" not in result.stderr + result.stdout and "***" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")])
+def test_a_sqlite_url_whose_query_holds_a_password_is_refused_without_it(evalkit_cli, project, command) -> None:
+    # the refusal hid it in the URL it quoted, then quoted the query string and the file name whole
+    result = evalkit_cli(*command, "--database", "sqlite:///results.db?password=s3cretpw")
+    assert result.code == 2 and "has a query string ('?password=***')" in result.stderr, result.stderr
+    assert "s3cret" not in result.stderr + result.stdout
+    assert sorted(p.name for p in project.iterdir()) == [], "no file was made"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ci:s3cretpw@127.0.0.1:1/evalkit?application_name=a%00b",
+        "postgresql://ci:s3c%00retpw@127.0.0.1:1/evalkit",
+        "postgresql://ci@127.0.0.1:1/eval%00kit",
+    ],
+)
+@pytest.mark.parametrize("command", _STORE_COMMANDS, ids=lambda c: c[0])
+def test_a_postgresql_url_holding_nul_is_refused_naming_it_not_an_internal_error(evalkit_cli, url, command) -> None:
+    # psycopg raised "ValueError: embedded null character": an internal error and a traceback
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert "holds a NUL character (%00), which no PostgreSQL connection parameter can" in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "s3cret" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "where"),
+    [
+        ("postgresql://ci:s3c\udcffretpw@127.0.0.1:1/evalkit", "--database"),
+        ("postgresql://ci:s3cretpw@127.0.0.1:1/eval\udcc3kit", "EVALKIT_DATABASE_URL"),
+    ],
+)
+@pytest.mark.parametrize("command", _STORE_COMMANDS, ids=lambda c: c[0])
+def test_a_postgresql_url_that_is_not_utf8_is_refused_naming_it_not_an_internal_error(
+    evalkit_cli, url: str, where: str, command
+) -> None:
+    # a byte that is not UTF-8 in an argument or the environment reaches Python as a lone surrogate:
+    # psycopg raised "UnicodeEncodeError: ... surrogates not allowed", an internal error
+    args: tuple[str, ...] = ("--database", url) if where == "--database" else ()
+    env = {"EVALKIT_DATABASE_URL": url} if where == "EVALKIT_DATABASE_URL" else None
+    result = evalkit_cli(*command, *args, env=env)
+    assert result.code == 2, result.stderr
+    assert "is not UTF-8 text (character " in result.stderr and "which libpq cannot take" in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "s3cret" not in result.stderr + result.stdout

@@ -19,8 +19,26 @@ __all__ = [
     "SetFileError",
     "format_path",
     "kept_file_problems",
+    "lone_surrogate_problem",
     "quoted",
 ]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate_problem(text: str) -> str | None:
+    """Why ``text`` is refused when it holds a lone surrogate (which one, and where), else ``None``.
+    JSON writes one as ``"\\ud800"`` without its pair: valid JSON, but no Unicode text, so it cannot
+    be encoded as UTF-8 — a prompt holding one errored at the endpoint in every run."""
+    lone = _LONE_SURROGATE.search(text)
+    if lone is None:
+        return None
+    code = ord(lone.group())
+    return (
+        f"{quoted(text)} holds a lone surrogate (U+{code:04X}, character {lone.start() + 1}): a \\u{code:04x} escape "
+        "without the other half of its pair, which is no Unicode text and cannot be sent to an endpoint or written "
+        "as UTF-8; write the character itself, or both halves of its pair"
+    )
 
 #: A location inside a document: keys and list indexes from the top.
 JsonPath = tuple["str | int", ...]

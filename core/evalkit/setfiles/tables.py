@@ -21,7 +21,7 @@ import attrs
 
 from ..jsonparse import json_lines, parse_json
 from ..textfiles import read_whole_file, utf8_text
-from .problems import FileProblem, quoted, quoted_key
+from .problems import FileProblem, lone_surrogate_problem, quoted, quoted_key
 
 __all__ = ["MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "TABLE_SUFFIXES", "Row", "Table", "TableError", "inline_table", "read_table", "text_of"]
 
@@ -195,6 +195,10 @@ def _read_jsonl(text: str, shown: str) -> Table:
                 problems.append(FileProblem(
                     shown, f"row {number}: the value of {quoted_key(key)} is {quoted(value)}; a variable is text or a number", (), line_number,
                 ))  # fmt: skip
+                continue
+            lone = lone_surrogate_problem(key) or lone_surrogate_problem(text_value)
+            if lone is not None:  # it would be put in a prompt that no endpoint can be sent
+                problems.append(FileProblem(shown, f"row {number}: {lone}", (), line_number))
                 continue
             values[key] = text_value
         columns.update(dict.fromkeys(values))

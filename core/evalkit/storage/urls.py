@@ -39,6 +39,10 @@ MEMORY_URL = "sqlite:///:memory:"
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
+#: What Python makes of a byte that is not UTF-8 in a command-line argument or an environment
+#: variable (``os.fsdecode``'s surrogate escapes, U+DC80 to U+DCFF), and any other lone surrogate.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 #: Query parameters of a database URL that hold a secret (libpq, and peewee's URL parser, take
 #: ``postgresql://host/db?password=…``), by their key as libpq reads it (:func:`query_key`).
@@ -53,6 +57,13 @@ _QUERY_PAIR = re.compile(r"([?&])([^=&#?]*)=([^&#]*)")
 #: holding ``/`` or ``#`` too (``ci:pa@ss/w#rd@db``, what the user meant). A password holding ``?``:
 #: to the last ``@`` of all. A database name holding ``@`` is hidden with it, never a password shown.
 _USER_PASSWORD = re.compile(r"(://[^:/@]*:)(?:[^?]*|.*)@", re.DOTALL)
+
+#: A ``password`` or ``sslpassword`` of a libpq key/value connection string (``host=db
+#: password=s3cret``, ``password = 'a b'``), the form ``psql`` and libpq's documentation write
+#: beside the URL: such a string given as ``--database`` was refused as a URL without a scheme,
+#: the refusal quoting it whole, password and all. Its value: a quoted string (``\'`` escapes), or
+#: up to the next white space.
+_CONNINFO_PASSWORD = re.compile(r"((?:^|\s)(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
 
 
 def query_key(written: str) -> str:
@@ -76,8 +87,10 @@ def hide_password(url: str) -> str:
     (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
     (``?password=***``), whatever characters the password holds and however the key is spelled —
     percent-escaped (``?pass%77ord=``, which libpq decodes to ``password``) or in capitals. The
-    rest of the URL is kept whole."""
-    return _QUERY_PAIR.sub(_hidden_parameter, _USER_PASSWORD.sub(r"\1***@", url, count=1))
+    rest of the URL is kept whole. So is the value of a ``password=`` in a libpq key/value string
+    (``host=db password=***``), which is no URL but is what a user may give as one."""
+    hidden = _QUERY_PAIR.sub(_hidden_parameter, _USER_PASSWORD.sub(r"\1***@", url, count=1))
+    return _CONNINFO_PASSWORD.sub(r"\1***", hidden)
 
 
 def redact_url(url: str) -> str:
@@ -147,8 +160,9 @@ def sqlite_path(url: str) -> str | None:
     if cut >= 0:  # SQLAlchemy and peewee read "?mode=ro" as options: SQLite would take it as part of the name
         kind = "a query string" if rest[cut] == "?" else "a fragment"
         raise StorageError(
-            f"database URL {quoted(redact_url(url))} has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options "
-            f"in the URL, and SQLite would store the runs in a file named {clipped(rest)!r}; give the file's path alone"
+            f"database URL {quoted(redact_url(url))} has {kind} ({clipped(hide_password(rest[cut:]))!r}): evalkit takes no "
+            f"SQLite options in the URL, and SQLite would store the runs in a file named {clipped(hide_password(rest))!r}; "
+            "give the file's path alone"
         )
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
@@ -301,7 +315,27 @@ def _tables_of_another_program(file: Path, url: str, path: str) -> list[str]:
 
 
 def check_postgres_url(url: str) -> None:
-    """Refuse a PostgreSQL URL that does not parse (a bad IPv6 host, a port that is not a number)."""
+    """Refuse a PostgreSQL URL that does not parse (a bad IPv6 host, a port that is not a number),
+    one holding a NUL character, raw or written ``%00`` (every part is percent-decoded before it
+    reaches libpq, whose C strings cannot hold one: psycopg raised ``ValueError: embedded null
+    character``, an internal error with a traceback in every command that opened the store), and
+    one that is not UTF-8 text (a byte that is not, in ``--database`` or the environment, which
+    Python reads as a lone surrogate: psycopg raised ``UnicodeEncodeError``)."""
+    if "\x00" in unquote(url):
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} holds a NUL character (%00), which no PostgreSQL connection "
+            "parameter can"
+        )
+    lone = _LONE_SURROGATE.search(url)
+    if lone is not None:
+        # bytes that are not UTF-8 in --database or $EVALKIT_DATABASE_URL, as Python decodes them:
+        # psycopg raised UnicodeEncodeError ("surrogates not allowed"), an internal error
+        code = ord(lone.group())
+        what = f"the byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"a lone surrogate U+{code:04X}"
+        raise StorageError(
+            f"database URL {quoted(redact_url(url))} is not UTF-8 text (character {lone.start() + 1} stands for "
+            f"{what}, which is not UTF-8 there), which libpq cannot take; write it in UTF-8"
+        )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - parsing the port is the check
