@@ -611,6 +611,16 @@ def test_an_identifier_and_a_name_of_exactly_1000_characters_are_fine() -> None:
     ]
 
 
+def test_an_identifier_of_exactly_1000_characters_is_still_held_to_the_identifier_rule() -> None:
+    """The length rule gives way at 1,000 characters, the pattern does not: an identifier of exactly
+    1,000 upper-case letters is refused for its letters, showing what was given (the "too long"
+    wording, which omits it, is kept for what is longer)."""
+    golden = GoldenPromptSet(identifier="A" * 1_000, name="n", prompts=[GoldenPrompt(id="p", prompt="hi", reference="x")])
+    (problem,) = prompt_set_problems(golden, BUILTIN_KINDS)
+    assert "field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots" in problem, problem
+    assert ", got 'AAAA" in problem, problem
+
+
 @pytest.mark.parametrize("label", [None, "", "nightly", "L" * 1_000])
 def test_a_run_label_of_text_up_to_1000_characters_is_accepted(label: object) -> None:
     check_label(label)
