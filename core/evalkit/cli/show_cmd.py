@@ -177,7 +177,7 @@ def _print_tables(
     from .console import Lines, console
     from .layout import Column, print_rows
     from .render import base_prompt_line, result_cell, serving_lines, unlisted_cases_line
-    from .stored import format_date, identity_label, measured_label, verdict_label
+    from .stored import format_date, identity_label, measured_label, verdict_line
 
     out = console()
     out.line("[bold]Run {run}[/bold]  ({set}, {kind})", run=run.id, set=run.set_identifier, kind=run.kind.value)
@@ -223,12 +223,7 @@ def _print_tables(
     if run.label:
         out.print(f"Label:      {run.label}")
     out.print(f"Privacy:    {run.privacy}")
-    out.print(
-        "Verdict:    "
-        + verdict_label(verdict, with_baseline=True)
-        + (f" — {verdict.reason}" if verdict and verdict.reason else ""),
-        soft_wrap=False,
-    )
+    out.print(f"Verdict:    {verdict_line(verdict)}", soft_wrap=False)
     out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
     from ..judge_gate import judge_lines
 

@@ -32,6 +32,7 @@ __all__ = [
     "sparkline",
     "stored_verdicts",
     "verdict_document",
+    "verdict_line",
     "verdict_label",
 ]
 
@@ -202,6 +203,20 @@ def verdict_label(verdict: StoredVerdict | None, *, with_baseline: bool = False)
     if with_baseline and verdict.baseline_id:
         label += f" vs {verdict.baseline_id}"
     return label
+
+
+def verdict_line(verdict: StoredVerdict | None) -> str:
+    """The verdict's label, naming the baseline, and its reason (``not compared — the run is
+    incomplete …``). A reason that begins with the label's own words (a not-compared run's
+    ``not compared: …``) is not made to say them twice (``not compared — not compared: …``)."""
+    label = verdict_label(verdict, with_baseline=True)
+    reason = verdict.reason if verdict is not None else None
+    if not reason:
+        return label
+    said = verdict_label(verdict)
+    if reason.startswith(f"{said}: "):
+        reason = reason[len(said) + 2 :]
+    return f"{label} — {reason}"
 
 
 def verdict_document(verdict: StoredVerdict | None) -> dict[str, Any] | None:
