@@ -139,6 +139,9 @@ def test_a_mistyped_filter_is_refused_and_a_known_one_without_runs_answers_empty
         (("baseline", "export", "evalkit.smoke", "-o", "b.json", "--grader", "determinstic"), '--grader "determinstic"'),
         (("baseline", "show", "evalkit.smoke", "--retriever", "evalkit.lexicl"), '--retriever "evalkit.lexicl"'),
         (("baseline", "show", "evalkit.smoke", "--deployment", "stagng"), '--deployment "stagng": no deployment'),
+        # an alias no configured instance sends and no stored run sent: a typo (it answered empty, exit 0)
+        (("flaky", "evalkit.smoke", "--model", "gpt-4o-mnii"), '--model "gpt-4o-mnii": no model alias of that name'),
+        (("baseline", "show", "evalkit.smoke", "--model", "gpt-4o-mnii"), '--model "gpt-4o-mnii"'),
     ):
         result = evalkit_cli(*command)
         assert result.code == 2 and said in result.stderr, (command, result.stderr)
@@ -148,6 +151,11 @@ def test_a_mistyped_filter_is_refused_and_a_known_one_without_runs_answers_empty
     empty = evalkit_cli("baseline", "show", "evalkit.smoke", "--provider", "openai")
     assert empty.code == 0 and 'No accepted baseline of set "evalkit.smoke" matches.' in empty.stdout
     assert evalkit_cli("flaky", "evalkit.smoke", "--provider", "reference").code == 0
+    # an alias a configured instance sends, never run: an empty answer
+    (project / "evalkit.toml").write_text('[providers.prod]\nadapter = "openai"\nmodel = "gpt-4o-mini"\n', encoding="utf-8")
+    configured = evalkit_cli("baseline", "show", "evalkit.smoke", "--model", "gpt-4o-mini")
+    assert configured.code == 0, configured.stderr
+    assert 'Did you mean "gpt-4o-mini"?' in evalkit_cli("flaky", "evalkit.smoke", "--model", "gpt-4o-mnii").stderr
 
 
 def test_a_mistyped_run_id_is_told_the_stored_run_it_is_close_to(evalkit_cli, project) -> None:

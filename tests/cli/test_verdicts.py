@@ -410,9 +410,11 @@ def test_a_litellm_backend_swap_is_not_compared_as_the_same_identity(evalkit_cli
 
 def test_flaky_grader_filter_leaves_out_runs_without_a_grader_as_the_model_filter_does(evalkit_cli, project, plugin_dists) -> None:
     # a retrieval run's scope has no grader (nor model): `--grader X` listed it, `--model X` did not
+    # (an alias a configured instance sends: one neither configured nor stored is refused as a typo)
     env = {"PYTHONPATH": plugin_dists("evalkit-retrieval-fixtures")}
     (project / "evalkit.toml").write_text(
         '[deployments.local]\nretriever = "fixtures.raising"\n[deployments.local.retrievers."fixtures.raising"]\nfail_on = "never"\n'
+        '[providers.app]\nadapter = "openai"\nmodel = "smart"\n'
     )
     done = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "local", env=env)
     assert done.code == 0, done.stderr

@@ -1,11 +1,12 @@
 """The names a command that reads the results store was given — a set, and the ``--provider``,
-``--grader``, ``--retriever`` and ``--deployment`` that narrow it — each resolved once, where the
+``--model``, ``--grader``, ``--retriever`` and ``--deployment`` that narrow it — each resolved once, where the
 store is opened for reading (:func:`evalkit.cli.stored.open_store`), by one rule for every such
 command (``history``, ``flaky``, ``baseline show``, ``baseline export``):
 
 - a name the store holds runs of (for the filters: among the set's runs) answers from the store,
   installed or not — a set since uninstalled still has its history;
-- a name installed or configured here, with no runs stored, answers empty (nothing ran yet);
+- a name installed or configured here, with no runs stored, answers empty (nothing ran yet) — for
+  ``--model``, an alias a configured provider instance sends;
 - a name that is neither is a typo: a usage error (exit 2) with a "did you mean" drawn from both
   the installed names and the stored ones (:func:`evalkit.wording.did_you_mean`, the helper click's
   suggestions use), as ``evalkit run`` refuses an unknown set. It once answered ``No stored runs of
@@ -31,7 +32,10 @@ __all__ = ["SUGGESTION_RUNS", "require_known_names", "stored_run_suggestion"]
 SUGGESTION_RUNS = 1000
 
 #: The filters a reading command narrows a set by: its argument, and what it names.
-_FILTERS = (("provider", "provider"), ("grader", "grader"), ("retriever", "retriever"), ("deployment", "deployment"))
+_FILTERS = (
+    ("provider", "provider"), ("model", "model alias"), ("grader", "grader"), ("retriever", "retriever"),
+    ("deployment", "deployment"),
+)  # fmt: skip
 
 
 def require_known_names(repository: Any, args: Any, config: Any) -> None:
@@ -96,6 +100,8 @@ def _stored_names(run: Any, option: str) -> Iterable[str]:
     matches a retrieval run's retriever too, a grader ``decision`` matches ``decision:…``)."""
     if option == "provider":
         found = (run.provider_instance, run.retriever)
+    elif option == "model":
+        found = (getattr(run, "model_alias", None),)
     elif option == "grader":
         found = (run.grader, run.grader.partition(":")[0] if isinstance(run.grader, str) else None)
     else:
@@ -113,6 +119,8 @@ def _installed(option: str, set_id: str, config: Any) -> list[str] | None:
     if option == "provider":
         adapters = {r.name for group in ("evalkit.generators", "evalkit.retrievers") for r in registry.records(group)}
         return [*config.providers, *sorted(adapters)]
+    if option == "model":  # the aliases the configured instances send (an alias is any text an endpoint takes)
+        return sorted({alias for instance in config.providers.values() if isinstance(alias := instance.model, str)})
     if option in ("grader", "retriever"):
         return sorted({r.name for r in registry.records(f"evalkit.{option}s")})
     from ..catalog import question_set_catalog
