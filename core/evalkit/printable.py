@@ -14,6 +14,7 @@ __all__ = [
     "hidden_escaped",
     "is_hidden",
     "json_visible",
+    "lone_surrogate",
     "not_nfc",
     "visible",
 ]
@@ -22,6 +23,18 @@ __all__ = [
 #: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
 #: surrogates (undecodable bytes; they cannot even be encoded) and line/paragraph separators.
 HIDDEN_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> tuple[int, int] | None:
+    """The first lone surrogate in ``text`` — half of a UTF-16 pair alone: what ``os.fsdecode``
+    makes of a byte that is not UTF-8, or a JSON ``"\\ud800"`` escape — as its code point and its
+    1-based character position, else ``None``. Such text cannot be encoded as UTF-8: not sent to an
+    endpoint, not passed to libpq. The one finder of them for every check that refuses one."""
+    found = _LONE_SURROGATE.search(text)
+    return None if found is None else (ord(found.group()), found.start() + 1)
 
 
 def _hidden(char: str) -> bool:

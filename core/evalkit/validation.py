@@ -12,7 +12,7 @@ from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
 from .grading import MAX_CHECKS
-from .printable import has_visible_text, not_nfc
+from .printable import has_visible_text, lone_surrogate, not_nfc
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
     MAX_NAME_CHARS,
@@ -546,17 +546,14 @@ def _prompt_problems(
     return problems
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _lone_surrogate(text: object) -> str | None:
     """``U+D800, character 4`` for the first lone surrogate in ``text`` (half of a pair, alone: what
     ``os.fsdecode`` makes of bytes that are not UTF-8, or a ``"\\ud800"`` escape), else ``None``. A
     prompt holding one passed every check and then errored at the endpoint in every run, exit 3."""
     if not isinstance(text, str):
         return None
-    found = _LONE_SURROGATE.search(text)
-    return None if found is None else f"U+{ord(found.group()):04X}, character {found.start() + 1}"
+    lone = lone_surrogate(text)
+    return None if lone is None else f"U+{lone[0]:04X}, character {lone[1]}"
 
 
 def _tag_problems(at: str, tags: Iterable[object]) -> list[str]:

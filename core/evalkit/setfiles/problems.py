@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import attrs
 
 from ..errors import SetValidationError
-from ..printable import has_visible_text, visible
+from ..printable import has_visible_text, lone_surrogate, visible
 from ..shapes import ProblemsNotKept, bounded_problem, bounded_problems, not_kept
 
 __all__ = [
@@ -23,19 +23,16 @@ __all__ = [
     "quoted",
 ]
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def lone_surrogate_problem(text: str) -> str | None:
     """Why ``text`` is refused when it holds a lone surrogate (which one, and where), else ``None``.
     JSON writes one as ``"\\ud800"`` without its pair: valid JSON, but no Unicode text, so it cannot
     be encoded as UTF-8 — a prompt holding one errored at the endpoint in every run."""
-    lone = _LONE_SURROGATE.search(text)
+    lone = lone_surrogate(text)
     if lone is None:
         return None
-    code = ord(lone.group())
+    code, position = lone
     return (
-        f"{quoted(text)} holds a lone surrogate (U+{code:04X}, character {lone.start() + 1}): a \\u{code:04x} escape "
+        f"{quoted(text)} holds a lone surrogate (U+{code:04X}, character {position}): a \\u{code:04x} escape "
         "without the other half of its pair, which is no Unicode text and cannot be sent to an endpoint or written "
         "as UTF-8; write the character itself, or both halves of its pair"
     )

@@ -39,10 +39,6 @@ MEMORY_URL = "sqlite:///:memory:"
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
-#: What Python makes of a byte that is not UTF-8 in a command-line argument or an environment
-#: variable (``os.fsdecode``'s surrogate escapes, U+DC80 to U+DCFF), and any other lone surrogate.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 #: Query parameters of a database URL that hold a secret (libpq, and peewee's URL parser, take
 #: ``postgresql://host/db?password=…``), by their key as libpq reads it (:func:`query_key`).
@@ -326,14 +322,16 @@ def check_postgres_url(url: str) -> None:
             f"database URL {quoted(redact_url(url))} holds a NUL character (%00), which no PostgreSQL connection "
             "parameter can"
         )
-    lone = _LONE_SURROGATE.search(url)
+    from ..printable import lone_surrogate
+
+    lone = lone_surrogate(url)
     if lone is not None:
         # bytes that are not UTF-8 in --database or $EVALKIT_DATABASE_URL, as Python decodes them:
         # psycopg raised UnicodeEncodeError ("surrogates not allowed"), an internal error
-        code = ord(lone.group())
+        code, position = lone
         what = f"the byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"a lone surrogate U+{code:04X}"
         raise StorageError(
-            f"database URL {quoted(redact_url(url))} is not UTF-8 text (character {lone.start() + 1} stands for "
+            f"database URL {quoted(redact_url(url))} is not UTF-8 text (character {position} stands for "
             f"{what}, which is not UTF-8 there), which libpq cannot take; write it in UTF-8"
         )
     try:
