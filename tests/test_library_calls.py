@@ -1641,3 +1641,72 @@ def test_an_exception_python_reports_itself_is_an_evalkit_warning_for_a_library_
         '"_work" of module "tests.test_library_calls" raised ValueError 7 times in all (the first shown above)',
     ], said
     assert "\x1b" not in capfd.readouterr().err
+
+
+def test_stray_errors_of_overlapping_library_calls_in_two_threads_are_warned_until_the_last_ends(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The hooks are the process's: a library call in one thread, ending while a second thread's
+    call still ran, restored them, and the second call's stray errors were printed raw by Python
+    (the terminal cleared, a forged ``evalkit: error:`` line). They stay evalkit's until the last
+    call open ends, which restores the caller's own hooks."""
+    import sys
+    import threading
+    import warnings
+
+    from evalkit import evaluate_set
+    from evalkit.errors import EvalkitWarning
+
+    second_started, first_ended = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def first_case(case: object) -> None:
+        assert second_started.wait(60)
+
+    def second_case(case: object) -> None:
+        if not second_started.is_set():
+            second_started.set()
+            assert first_ended.wait(60)
+            _Litter()
+            helper = threading.Thread(target=_work, name="acme-helper")
+            helper.start()
+            helper.join()
+
+    def call(on_case: Callable[[object], None], name: str) -> None:
+        try:
+            outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path / name, on_case=on_case)
+            assert outcome.run.status.value == "complete"
+        except BaseException as exc:  # noqa: BLE001 — said by the test's thread
+            failures.append(exc)
+        finally:
+            if name == "first":
+                first_ended.set()
+
+    raw: list[object] = []  # what reached the caller's own hooks: Python's raw report
+    hooks = (raw.append, raw.append)
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    before = (sys.unraisablehook, threading.excepthook)
+    sys.unraisablehook, threading.excepthook = hooks
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            threads = [threading.Thread(target=call, args=(first_case, "first")),
+                       threading.Thread(target=call, args=(second_case, "second"))]  # fmt: skip
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(120)
+        assert (sys.unraisablehook, threading.excepthook) == hooks
+    finally:
+        sys.unraisablehook, threading.excepthook = before
+    assert raw == []
+    assert failures == []
+    said = [str(w.message) for w in caught if issubclass(w.category, EvalkitWarning)]
+    escaped = r"\x1b[2Jgone\x0aevalkit: error: forged"
+    assert said == [
+        f'"_Litter.__del__" of module "tests.test_library_calls" raised RuntimeError: {escaped}, where nothing can catch it '
+        "(Python ignores it); evalkit went on",
+        f'"_work" of module "tests.test_library_calls" raised ValueError: {escaped}, which ended thread "acme-helper"; evalkit went on',
+    ], said
+    assert "\x1b" not in capfd.readouterr().err

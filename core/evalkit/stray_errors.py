@@ -32,10 +32,25 @@ if TYPE_CHECKING:
 
 __all__ = ["stray_errors_warned", "stray_errors_warned_within"]
 
-#: How many :func:`stray_errors_warned` blocks are open in the process (the hooks are the process's):
-#: an inner one (a library call the CLI made) leaves the warning to the outer one.
-_open_blocks = [0]
-_open_lock = threading.Lock()
+
+class _Hooks:
+    """The process's hooks while :func:`stray_errors_warned` blocks are open (the hooks are the
+    process's, the blocks may be several threads' library calls at once): the first block to open
+    installs them, the last to close restores the hooks that were set before and says the counts.
+    Every field is written under ``_open_lock``."""
+
+    def __init__(self) -> None:
+        self.open = 0  # how many blocks are open, in every thread
+        self.before_unraisable: Callable[[sys.UnraisableHookArgs], object] = sys.unraisablehook
+        self.before_thread: Callable[[threading.ExceptHookArgs], object] = threading.excepthook
+        #: How often each warned place and exception class was raised while any block was open.
+        self.counts: dict[tuple[str, str], int] = {}
+
+
+_hooks = _Hooks()
+#: Re-entrant: a ``__del__`` the garbage collector runs while a thread holds it raises into the hook,
+#: which takes it again in that thread.
+_open_lock = threading.RLock()
 
 
 def _raised_in(trace: TracebackType | None, fallback: object) -> str:
@@ -96,83 +111,82 @@ def stray_errors_warned_within(function: Call) -> Call:
     return within  # type: ignore[return-value]
 
 
+def _exception_text(exc: BaseException) -> str:
+    """``exc`` as every plugin's exception is quoted (:func:`evalkit.shapes.exception_text`)."""
+    from .shapes import exception_text
+
+    return exception_text(exc)
+
+
+def _warned_once(where: str, exc: BaseException, text: str) -> bool:
+    """Warn with ``text`` the first time ``where`` raised ``exc``'s class while blocks are open
+    (``True`` for a repeat: it is counted, said at the end); see :func:`_warned`."""
+    key = (where, type(exc).__qualname__)
+    with _open_lock:
+        _hooks.counts[key] = _hooks.counts.get(key, 0) + 1
+        if _hooks.counts[key] > 1:
+            return True
+    return _warned(text)
+
+
+def _unraisable(report: sys.UnraisableHookArgs) -> None:
+    """The ``sys.unraisablehook`` while a block is open: a warning, else the hook set before."""
+    if isinstance(report.exc_value, Exception):
+        try:
+            where = _raised_in(report.exc_traceback, report.object)
+            if _warned_once(where, report.exc_value,
+                    f"{where} raised {_exception_text(report.exc_value)}, where nothing can catch it "
+                    "(Python ignores it); evalkit went on"):  # fmt: skip
+                return
+        except Exception:  # noqa: BLE001 — a warning that cannot be worded is left to Python's report
+            pass
+    # a KeyboardInterrupt, a SystemExit, or a warning the caller's filters made an error: the
+    # hook set before reports it
+    _hooks.before_unraisable(report)
+
+
+def _thread_ended(report: threading.ExceptHookArgs) -> None:
+    """The ``threading.excepthook`` while a block is open: a warning, else the hook set before."""
+    if isinstance(report.exc_value, Exception):
+        try:
+            from .wording import quoted
+
+            name = report.thread.name if report.thread is not None else "?"
+            where = _raised_in(report.exc_traceback, report.thread)
+            if _warned_once(where, report.exc_value,
+                    f"{where} raised {_exception_text(report.exc_value)}, which ended thread "
+                    f"{quoted(name)}; evalkit went on"):  # fmt: skip
+                return
+        except Exception:  # noqa: BLE001 — as for an unraisable exception
+            pass
+    _hooks.before_thread(report)
+
+
 @contextlib.contextmanager
 def stray_errors_warned() -> Iterator[None]:
     """Warn of the exceptions Python reports itself (see the module) while the block runs, as
     :class:`~evalkit.errors.EvalkitWarning`: the first of each place and exception class, and at
     the end how often each warned one was raised in all when more than once (a ``__del__`` that
-    raises for every answer is one warning, not one per case). The hooks set before are restored
-    after it; a block inside another (a library call the CLI makes) is the outer one's."""
+    raises for every answer is one warning, not one per case). The hooks are the process's, so
+    blocks open at once share them, whichever thread opened them (a library call the CLI makes, two
+    library calls in two threads): the first to open installs them, the last to close restores the
+    hooks set before and says the counts of all."""
     with _open_lock:
-        nested = _open_blocks[0] > 0
-        _open_blocks[0] += 1
-    if nested:
-        try:
-            yield
-        finally:
-            with _open_lock:
-                _open_blocks[0] -= 1
-        return
-    before_unraisable, before_thread = sys.unraisablehook, threading.excepthook
-    counts: dict[tuple[str, str], int] = {}
-    lock = threading.Lock()
-
-    def exception_text(exc: BaseException) -> str:
-        from .shapes import exception_text as text_of
-
-        return text_of(exc)
-
-    def warned_once(where: str, exc: BaseException, text: str) -> bool:
-        key = (where, type(exc).__qualname__)
-        with lock:
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] > 1:
-                return True
-        return _warned(text)
-
-    def unraisable(report: sys.UnraisableHookArgs) -> None:
-        if not isinstance(report.exc_value, Exception):
-            before_unraisable(report)  # a KeyboardInterrupt, a SystemExit: Python's own report
-            return
-        try:
-            warned = warned_unraisable(report)
-        except Exception:  # noqa: BLE001 — a warning that cannot be worded is left to Python's report
-            warned = False
-        if not warned:
-            before_unraisable(report)
-
-    def warned_unraisable(report: sys.UnraisableHookArgs) -> bool:
-        where = _raised_in(report.exc_traceback, report.object)
-        return warned_once(where, report.exc_value,
-                  f"{where} raised {exception_text(report.exc_value)}, where nothing can catch it "
-                  "(Python ignores it); evalkit went on")  # fmt: skip
-
-    def thread_ended(report: threading.ExceptHookArgs) -> None:
-        if not isinstance(report.exc_value, Exception):
-            before_thread(report)
-            return
-        try:
-            warned = warned_thread_ended(report)
-        except Exception:  # noqa: BLE001 — as for an unraisable exception
-            warned = False
-        if not warned:
-            before_thread(report)
-
-    def warned_thread_ended(report: threading.ExceptHookArgs) -> bool:
-        from .wording import quoted
-
-        name = report.thread.name if report.thread is not None else "?"
-        where = _raised_in(report.exc_traceback, report.thread)
-        return warned_once(where, report.exc_value,
-                  f"{where} raised {exception_text(report.exc_value)}, which ended thread {quoted(name)}; evalkit went on")  # fmt: skip
-
-    sys.unraisablehook, threading.excepthook = unraisable, thread_ended
+        if _hooks.open == 0:
+            _hooks.before_unraisable, _hooks.before_thread = sys.unraisablehook, threading.excepthook
+            _hooks.counts = {}
+            sys.unraisablehook, threading.excepthook = _unraisable, _thread_ended
+        _hooks.open += 1
     try:
         yield
     finally:
-        sys.unraisablehook, threading.excepthook = before_unraisable, before_thread
         with _open_lock:
-            _open_blocks[0] -= 1
-        for (where, name), count in counts.items():
-            if count > 1:
-                _warned(f"{where} raised {name} {count:,} times in all (the first shown above)")
+            _hooks.open -= 1
+            last = _hooks.open == 0
+            if last:
+                sys.unraisablehook, threading.excepthook = _hooks.before_unraisable, _hooks.before_thread
+                counts, _hooks.counts = _hooks.counts, {}
+        if last:
+            for (where, name), count in counts.items():
+                if count > 1:
+                    _warned(f"{where} raised {name} {count:,} times in all (the first shown above)")

@@ -62,3 +62,90 @@ def test_a_plain_str_from_chat_is_the_turns_text_and_an_empty_one_says_the_turn_
     assert cases["number"]["errored"] and cases["number"]["error"] == (
         "the generator's chat() returned int 4, not an evalkit Turn (return a Turn, or a str as the turn's text)"
     ), cases["number"]
+
+
+MUTATING = '''\
+from evalkit import Check, Grading
+from evalkit.answers import Turn
+
+
+class Meddler:
+    """Changes the tools' parameters and the history's tool-call arguments it is handed."""
+
+    def __init__(self, model=None):
+        self.model = model
+
+    def generate(self, request):
+        raise AssertionError("a conversation is answered by chat()")
+
+    def chat(self, request):
+        for tool in request.tools:
+            tool.parameters["properties"]["acme-was-here"] = {"type": "string"}
+        for message in request.messages:
+            for call in message.tool_calls:
+                call.arguments["acme-was-here"] = 1
+        return Turn(text="It is sunny in Oslo.", model="m")
+
+
+class Grader:
+    """Fails a prompt whose tools or history another plugin changed."""
+
+    yardstick = "acme:v1"
+
+    def grade(self, prompt, answer):
+        touched = any("acme-was-here" in tool.parameters["properties"] for tool in prompt.tools) or any(
+            "acme-was-here" in call.arguments for message in prompt.messages for call in message.tool_calls
+        )
+        return Grading(0.0 if touched else 1.0, not touched, checks=[Check("untouched", not touched)], yardstick="acme:v1")
+'''
+
+TOOLS_SET = """\
+identifier: chat.tools
+name: Tools
+prompts:
+  - id: weather
+    mode: fixed
+    messages:
+      - {role: user, content: Weather in Oslo?}
+      - role: assistant
+        tool_calls: [{id: c1, name: get_weather, arguments: {city: Oslo}}]
+      - {role: tool, tool_call_id: c1, name: get_weather, content: sunny}
+      - {role: user, content: So?}
+    tools:
+      - type: function
+        function:
+          name: get_weather
+          parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+    tool_results:
+      - {name: get_weather, result: sunny}
+    assertions: [{contains: sunny}]
+"""
+
+
+def test_a_chat_generator_that_changes_the_tools_it_is_handed_changes_no_grading_or_stored_fingerprint(
+    evalkit_cli, project: Path, tmp_path: Path
+) -> None:
+    """A chat generator got the prompt's own ``Tool.parameters`` and tool-call ``arguments`` dicts:
+    one that changed them changed what the grader saw (the case failed) and the case's stored
+    fingerprint. Each conversation is now built from its own copy, as each grading is."""
+    from evalkit.set_versions import case_fingerprint
+    from evalkit.setfiles import load_set_files
+    from evalkit.storage import close_repository, open_repository
+
+    site = write_distribution(tmp_path / "site", "acme-meddler", "1.0",
+                              {"evalkit.generators": {"acme.meddler": "acme_meddler:Meddler"},
+                               "evalkit.graders": {"acme.untouched": "acme_meddler:Grader"}},
+                              {"acme_meddler.py": MUTATING})  # fmt: skip
+    (project / "chat.yaml").write_text(TOOLS_SET)
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["chat.yaml"]\n[providers.bot]\nadapter = "acme.meddler"\nmodel = "m"\n')
+    run = evalkit_cli("run", "chat.tools", "--grader", "acme.untouched", "--repeats", "2", "--json", env={"PYTHONPATH": str(site)})
+    assert run.code == 0, (run.code, run.stdout[-2000:], run.stderr[-2000:])
+    (case,) = run.json()["cases"]
+    assert case["passed"] and case["score"] == 1.0, case
+    ((prompt,),) = (s.prompts for s in load_set_files([project / "chat.yaml"]).prompt_sets)
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        (stored,) = repository.get_run(run.json()["run_id"]).cases
+    finally:
+        close_repository(repository)
+    assert stored.fingerprint == case_fingerprint(prompt)

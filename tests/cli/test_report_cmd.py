@@ -167,6 +167,23 @@ def test_report_renders_any_stored_run_later_in_any_format(cli, project) -> None
     assert missing.code == 2 and 'there is no run "no-such-run" in the store' in missing.stderr
 
 
+@pytest.mark.parametrize("privacy", ["metadata", "redacted"])
+def test_the_report_a_run_writes_holds_the_cases_a_later_report_of_it_holds(cli, project, privacy) -> None:
+    """The report ``run --report`` wrote laid the checks this process graded over the stored cases:
+    at ``metadata`` privacy it showed each failed check's detail (text a check may quote from the
+    answer or a judge's reasons), which the store drops and ``evalkit report RUN`` later omits.
+    Both now hold the cases as the run's privacy level kept them."""
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    ran = cli("run", SET, "--provider", "app", "--privacy", privacy, "--report", "json:run.json", "--json")
+    assert ran.code == 0, ran.stderr
+    later = cli("report", ran.json()["run_id"], "--format", "json", "-o", "later.json")
+    assert later.code == 0, later.stderr
+    written, read_later = (json.loads((project / name).read_text()) for name in ("run.json", "later.json"))
+    assert written["run"]["cases"] == read_later["run"]["cases"]
+    details = [check["detail"] for case in written["run"]["cases"] for check in case["checks"] if not check["passed"]]
+    assert details == ([None, None] if privacy == "metadata" else ["contains(yes) did not hold"] * 2), details
+
+
 def test_compare_writes_reports_of_the_run_against_the_base(cli, project) -> None:
     answer_hostile(project)
     cli("run", SET, "--provider", "app")

@@ -1000,3 +1000,30 @@ def test_ctrl_c_while_the_retriever_prepares_ends_cleanly_and_stores_nothing(env
     assert "evalkit: interrupted" in stderr and "Traceback" not in stderr
     assert log.read_text(encoding="utf-8") == "preparing\nclosed\n"
     assert stored(project) == []
+
+
+@pytest.mark.parametrize("privacy", ["metadata", "redacted", "full"])
+def test_the_report_a_retrieval_run_writes_holds_what_a_later_report_of_it_holds(cli, project, privacy) -> None:
+    """At ``metadata`` privacy the store drops each question's detail (document ids can name
+    content) and ``evalkit report RUN`` later omits it, but the report the run wrote itself (html,
+    json) showed every ranked id: the live cases were laid over the stored ones as graded. Both
+    now keep what the run's privacy level keeps, by one rule."""
+    late = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, late)}}})
+    ran = cli(
+        "retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--privacy", privacy,
+        "--report", "json:run.json", "--report", "html:run.html", "--json",
+    )  # fmt: skip
+    assert ran.code == 0, ran.stderr[-2000:]
+    run_id = ran.json()["run_id"]
+    later = cli("report", run_id, "--format", "json", "-o", "later.json", "--report", "html:later.html")
+    assert later.code == 0, later.stderr[-2000:]
+    written, read_later = (json.loads((project / name).read_text(encoding="utf-8")) for name in ("run.json", "later.json"))
+    assert written["run"]["cases"] == read_later["run"]["cases"]
+    if privacy == "metadata":
+        assert all(case["detail"] is None for case in written["run"]["cases"]), written["run"]["cases"]
+        for name in ("run.html", "later.html"):
+            assert "doc-zip" not in (project / name).read_text(encoding="utf-8"), name
+    else:
+        ranked = {case["case_id"]: case["detail"]["ranked_ids"] for case in written["run"]["cases"]}
+        assert ranked["json"] == ["doc-csv", "doc-zip", "doc-copy", "doc-json"]

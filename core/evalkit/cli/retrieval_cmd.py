@@ -289,17 +289,15 @@ def _verdict_job(
 def _render_reports(
     args: Arguments, targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False
 ) -> Any:
-    """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
+    """The ``--report`` documents of a retrieval run: its stored questions, each ranking as far as the
+    run's privacy level kept it (as ``evalkit report RUN`` later shows them)."""
     from ..reports import question_infos
-    from ..retrieval.stored import case_from_score
     from .reporting import render_for
 
     detail = outcome.detail
-    k = detail.metrics.k
     return render_for(
         args, targets, database, outcome.run,
         comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(detail.question_set),
-        live_cases={qid: case_from_score(score, k) for qid, score in detail.scores.items()},
         fail_on_regression=fail_on_regression, notes=(*detail.warnings, *outcome.verdict.notes, *outcome.notes),
         fail_on_inconclusive=fail_on_inconclusive,
     )  # fmt: skip

@@ -274,7 +274,7 @@ def run_one(
         rendered = render_for(
             args, targets, database, outcome.run,
             verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict, PromptRules()),
-            comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
+            comparison=verdict.comparison, baseline=verdict.baseline,
             fail_on_regression=args.fail_on_regression, notes=outcome.notes, fail_on_inconclusive=args.fail_on_inconclusive,
         )  # fmt: skip
         if collect is not None:

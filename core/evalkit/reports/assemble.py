@@ -14,7 +14,7 @@ import attrs
 
 from ..gate_settings import GateSettings
 from ..judge_gate import judge_lines
-from ..runs import CaseResult, Run, RunKind, RunStatus
+from ..runs import Run, RunKind, RunStatus
 from ..storage import StoredVerdict, capabilities
 from ..storage.protocols import ResultRepository
 from ..tolerance import Tolerances
@@ -105,18 +105,6 @@ def installed_questions(run: Run) -> dict[str, QuestionInfo]:
     return question_infos(question_set)
 
 
-def _with_live_details(cases: Iterable[CaseResult], live: Mapping[str, CaseResult]) -> tuple[CaseResult, ...]:
-    """Stored cases, with the checks and detail this process graded where the privacy level kept
-    them out of the store (answer text always stays as stored)."""
-    merged = []
-    for case in cases:
-        fresh = live.get(case.case_id)
-        if fresh is not None and not case.errored:
-            case = attrs.evolve(case, checks=fresh.checks, detail=fresh.detail if fresh.detail is not None else case.detail)
-        merged.append(case)
-    return tuple(merged)
-
-
 def assemble_report(
     repository: ResultRepository,
     run: Run,
@@ -126,7 +114,6 @@ def assemble_report(
     baseline: Run | None = None,
     tolerances: Tolerances | None = None,
     questions: Mapping[str, QuestionInfo] | None = None,
-    live_cases: Mapping[str, CaseResult] | None = None,
     fail_on_regression: bool = False,
     notes: Iterable[str] = (),
     gate: GateSettings | None = None,
@@ -140,7 +127,9 @@ def assemble_report(
     ``gate``) for the case-by-case sections, deltas and their uncertainty; the verdict itself
     stays the stored one. The cases the comparison names are marked flaky from the scope's
     history (:mod:`evalkit.flakiness`). What each case asked comes from its set as installed here
-    (found with ``config``), when it is the version the run answered.
+    (found with ``config``), when it is the version the run answered. The cases are the stored
+    ones, as the run's privacy level kept them, for the command that ran the run as for
+    ``evalkit report`` later: a report holds no case text or detail the store dropped.
     """
     baselines = capabilities(repository).baselines
     if verdict is None and baselines is not None:
@@ -152,8 +141,6 @@ def assemble_report(
         baseline = repository.get_run(verdict.baseline_id)
         if baseline is not None:
             comparison = compare(run, baseline, tolerances or Tolerances(), gate)
-    if live_cases:
-        run = run.with_cases(_with_live_details(run.cases, live_cases))
     from ..case_texts import answered_texts
 
     return Report(

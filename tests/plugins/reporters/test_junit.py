@@ -69,7 +69,9 @@ def test_a_regressed_run_is_one_suite_with_failed_cases_and_a_failed_gate(cli, p
     for case_id in HOSTILE_IDS[:2]:
         (failure,) = cases[case_id].result
         assert isinstance(failure, Failure)
-        assert failure.message == "contains (contains(yes) did not hold)"
+        # the check's name; its detail (text a check may quote from the answer) is not kept at
+        # metadata privacy, in the store nor in the report the run writes (as `evalkit report` later)
+        assert failure.message == "contains"
         assert "REGRESSED: passed in the baseline run" in failure.text
     for case_id in HOSTILE_IDS[2:]:
         assert cases[case_id].is_passed

@@ -35,7 +35,7 @@ from ...conversations import DEFAULT_MAX_STEPS, CannedResult, ConversationMode, 
 from ...errors import GenerationError
 from ...grading import Check, Grading
 from ...jsontext import NotJsonNumber
-from ...prompts import GoldenPrompt
+from ...prompts import GoldenPrompt, handed_prompt
 from ...shapes import clipped, value_fault
 
 __all__ = [
@@ -203,6 +203,10 @@ async def converse(
     Raises :class:`~evalkit.errors.GenerationError` when a turn is unusable, or the turns report
     different models (who answered is then unknown).
     """
+    # the generator gets the tools' parameters and the history's tool-call arguments, JSON dicts:
+    # one that changed them changed the prompt the grader then saw and the case's stored
+    # fingerprint. Each conversation is built from its own copy, as each grading is.
+    prompt = handed_prompt(prompt)
     own_system = [m.content or "" for m in prompt.messages if m.role == "system"]
     system = joined_system_prompt(base, "\n\n".join(own_system) if own_system else prompt.system_prompt)
     loop = _Loop(prompt, call, dict(options), turns=received if received is not None else [])
