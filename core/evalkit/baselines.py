@@ -41,6 +41,7 @@ __all__ = [
     "accept_run",
     "current_baselines",
     "current_user",
+    "graded_by",
     "not_complete",
     "scope_mismatch",
     "unreadable_baseline",
@@ -51,6 +52,13 @@ MAX_REASON_CHARS = 1_000
 
 #: Why a comparison is impossible with a store that cannot keep acceptances.
 NO_ACCEPTANCE = "not compared: the configured repository keeps no accepted baselines (AcceptedBaselines capability)"
+
+
+def graded_by(yardstick: str, grader: str) -> bool:
+    """Whether a run stored under ``yardstick`` was graded by the grader named ``grader``: the
+    yardstick is its name, or refines it (``decision`` → ``decision:…``). The one rule a baseline's
+    scope and the reading commands (``plan``, ``flaky``) match a grader by."""
+    return yardstick == grader or yardstick.startswith(f"{grader}:")
 
 
 def unreadable_baseline(error: Exception) -> str:
@@ -198,5 +206,5 @@ def _matches(
     if any(want is not None and want != have for want, have in wanted):
         return False
     if grader is not None and scope.grader is not None:
-        return scope.grader == grader or scope.grader.startswith(f"{grader}:")
+        return graded_by(scope.grader, grader)
     return grader is None or scope.kind is RunKind.PROMPTS

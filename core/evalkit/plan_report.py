@@ -8,7 +8,7 @@ for pass fractions under repeats), whether the tolerance is one the set can keep
 drop needs — cases at today's repeats, or repeats with today's cases.
 
 The pass rate the figures assume is the baseline's (the scope's accepted run, else the set's
-latest complete run of that provider); without one, the one given (``rate``, default 0.8), said
+latest complete run of that provider, model alias and grader); without one, the one given (``rate``, default 0.8), said
 in a note. ``PlanReport`` is an attrs value with room for more lines (``extra``): the spending
 issue adds what a run costs beside what it detects.
 """

@@ -46,6 +46,7 @@ def command(**params: Any) -> Arguments:
 
 def _scopes(runs: Any, args: Arguments) -> list[Any]:
     """The scopes of the listed runs that the filters keep, newest first."""
+    from ..baselines import graded_by
     from ..storage.values import BaselineScope
 
     found: dict[Any, None] = {}
@@ -60,7 +61,7 @@ def _scopes(runs: Any, args: Arguments) -> list[Any]:
             continue
         # a run without a grader (retrieval) matches no --grader, as one without a model matches no --model
         if args.grader is not None and (
-            scope.grader is None or not (scope.grader == args.grader or scope.grader.startswith(f"{args.grader}:"))
+            scope.grader is None or not graded_by(scope.grader, args.grader)
         ):
             continue
         found.setdefault(scope)

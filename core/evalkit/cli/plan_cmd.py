@@ -71,8 +71,10 @@ def _pass_value(run: Any) -> float:
 
 def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str | None) -> tuple[float | None, str]:
     """The pass rate of the scope's accepted baseline, else of the set's latest complete run of the
-    provider — from a store that exists (a plan never creates one)."""
-    from ..baselines import current_baselines
+    provider, alias and grader the plan is for — from a store that exists (a plan never creates one).
+    A run graded by another grader (or answered under another alias) measured something else: its
+    rate is no figure for this plan."""
+    from ..baselines import current_baselines, graded_by
     from ..storage import capabilities, close_repository, missing_store
     from .common import database_url
     from .stored import opened_for
@@ -90,7 +92,13 @@ def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str 
                 return _pass_value(run), f"the accepted baseline, run {run.id}"
         if store.history is not None:
             for run in store.history.recent_runs(args.set, limit=50):
-                if run.status.value == "complete" and run.provider_instance == instance and run.answered_count:
+                if (
+                    run.status.value == "complete"
+                    and run.provider_instance == instance
+                    and (alias is None or run.model_alias == alias)
+                    and graded_by(run.grader, args.grader)
+                    and run.answered_count
+                ):
                     return _pass_value(run), f"the latest complete run, {run.id}"
     finally:
         close_repository(repository)
