@@ -3315,3 +3315,40 @@ def test_a_set_provider_that_raises_when_created_is_named_once(cli, project) -> 
     assert said in cli("list", "sets", "--json", env=env).json()["problems"]
     reason = {"set": PROVIDER, "reason": "raised RuntimeError when created: cannot reach the set archive"}
     assert reason in cli("validate", "--json", env=env).json()["problems"]
+
+
+@pytest.mark.parametrize("adapter", ["raising.forker", "raising.async_forker"], ids=["sync", "async"])
+def test_a_generator_whose_forked_child_returns_into_evalkit_ends_that_child(evalkit_process, project, plugin_dists, adapter) -> None:
+    """A generator that forked and let its child return went on running evalkit's whole command in
+    each child: answering, storing and printing again, and holding the caller's pipes open after the
+    real process had exited. Spawned: the processes themselves are under test (in-process, the
+    child would be a copy of the test runner)."""
+    import subprocess
+
+    (project / "evalkit.toml").write_text(f'[providers.x]\nadapter = "{adapter}"\nmodel = "m"\n')
+    env = {"PYTHONPATH": plugin_dists("evalkit-raising-plugins")}
+    process = evalkit_process.start(
+        "run", "evalkit.smoke", "--provider", "x", "--json", env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail("a forked child held the output pipes open")
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # whatever a failing run left behind
+        except ProcessLookupError:
+            pass
+    stderr = err
+    assert process.returncode == 0, stderr[-2000:]
+    document = json.loads(out)  # one document: no child printed a second
+    assert document["status"] == "complete"
+    answered = len(document["cases"])
+    assert "returned in a process its plugin forked" in stderr
+    assert stderr.count("returned in a process its plugin forked") == answered, stderr[-2000:]
+    assert stored_runs(project) == 1
+    with sqlite3.connect(database(project)) as conn:
+        assert conn.execute("select count(*) from evalkit_case").fetchone()[0] == answered

@@ -40,6 +40,7 @@ answering the run) and ``ShardMismatchError`` (a shard gives another N than the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -155,18 +156,48 @@ def _carries(exc: BaseException) -> bool:
     return not isinstance(exc, (*PLUGIN_FAILURES, KeyboardInterrupt, TimeLimitExceeded, HostAlarm))
 
 
+#: The exit status of a forked child ended by :func:`ended_if_forked`.
+FORKED_CHILD_EXIT = 70
+
+
+def ended_if_forked(pid: int, method: str | None) -> None:
+    """End this process at once (``os._exit``) when it is not ``pid``, the process a plugin call
+    began in: the plugin forked and its child returned (or raised) into evalkit, which would
+    otherwise go on running the whole command a second time — answering, storing, printing, and
+    holding the caller's pipes open after the real process has exited. The child says so on its
+    standard error, naming ``method`` only when it is a plain identifier (a plugin's own text is
+    never printed from here), and skips every ``atexit`` handler and buffered output it inherited.
+    A child that calls ``exec`` or ends itself (``multiprocessing``, ``subprocess``) never gets here."""
+    if os.getpid() == pid:
+        return
+    said = method if isinstance(method, str) and method.isidentifier() else "a plugin call"
+    note = (
+        f"evalkit: error: {said} returned in a process its plugin forked (pid {os.getpid()}); "
+        "that process is ended here, and the run goes on in the process that started it\n"
+    )
+    try:
+        os.write(2, note.encode("ascii", "backslashreplace"))
+    except OSError:
+        pass
+    os._exit(FORKED_CHILD_EXIT)
+
+
 def carried(call: Any, *args: Any, method: str | None = None, awaits: bool = False) -> Any:
     """``call(*args)``, a plugin's synchronous call; what it raises as it is, except what
     :class:`PluginRaised` carries. An awaitable it returns (an ``async def`` under a synchronous
     name) is refused as a ``TypeError`` raised by the call, naming ``method`` (``call``'s own name
     when not given) and what to write instead (:func:`evalkit.awaitables.unawaited_fault`), unless
-    the caller ``awaits`` what it returns."""
+    the caller ``awaits`` what it returns. A call that returns or raises in a child process the
+    plugin forked ends that child (:func:`ended_if_forked`)."""
+    pid = os.getpid()
     try:
         returned = call(*args)
     except BaseException as exc:
+        ended_if_forked(pid, method or getattr(call, "__name__", None))
         if _carries(exc):
             raise PluginRaised(exc) from exc
         raise
+    ended_if_forked(pid, method or getattr(call, "__name__", None))
     if not awaits:
         name = getattr(call, "__name__", None) if method is None else method
         fault = unawaited_fault(returned, name if isinstance(name, str) and name.isidentifier() else None)
@@ -181,11 +212,17 @@ async def carried_async(awaitable: Any, method: str | None = None) -> Any:
     cancel the awaiting task (a time limit's or Ctrl-C's cancellation goes on as it is). A value
     that is itself awaitable (an ``async def agenerate`` that returned another coroutine
     unawaited) is refused as :class:`~evalkit.awaitables.AwaitableReturned`, naming ``method``
-    (the coroutine's own name when not given), its coroutine closed: it was taken as the value."""
+    (the coroutine's own name when not given), its coroutine closed: it was taken as the value. A
+    coroutine that resumes in a child process the plugin forked ends that child
+    (:func:`ended_if_forked`)."""
     import asyncio
 
+    pid = os.getpid()
     try:
-        returned = await awaitable
+        try:
+            returned = await awaitable
+        finally:
+            ended_if_forked(pid, method)
     except asyncio.CancelledError as exc:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
