@@ -58,7 +58,7 @@ from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import MAX_ANSWER_NAME_CHARS, Answer, ChatRequest, GenerationRequest, Turn, Usage, UsageSetAside
 from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
-from evalkit.errors import ConfigError, GenerationError, RequestRejected
+from evalkit.errors import ConfigError, EndpointRefused, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
 from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
@@ -75,6 +75,7 @@ from evalkit_plugins._http import (
     Reply,
     ResponseTooLarge,
     UndecodableBody,
+    connection_refused,
     environment_proxy,
     failure_detail,
     failure_kind,
@@ -306,7 +307,8 @@ class OpenAIGenerator:
         except TRANSPORT_FAILURES as exc:
             if isinstance(exc, TimeoutError):
                 raise GenerationError(f"{where} timed out ({failure_kind(exc)})") from None
-            raise GenerationError(f"{where}: connection failed ({self._transport_failure(exc)})") from None
+            failed = EndpointRefused if connection_refused(exc) else GenerationError
+            raise failed(f"{where}: connection failed ({self._transport_failure(exc)})") from None
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
             failure = self._status_failure(status, reason, shown)

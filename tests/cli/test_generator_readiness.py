@@ -30,6 +30,8 @@ def test_an_unreachable_endpoint_is_refused_before_anything_is_stored(evalkit_cl
     result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "k"})
     refused(result, project)
     assert "connection failed" in result.stderr
+    # a refused connection is also a local server still starting: the option that waits is named
+    assert "; use --wait-ready DURATION if the server is still starting" in result.stderr
 
 
 def test_rejected_credentials_are_refused_after_one_free_request(evalkit_cli, project, chat_server) -> None:
@@ -38,6 +40,7 @@ def test_rejected_credentials_are_refused_after_one_free_request(evalkit_cli, pr
     result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "revoked"})
     refused(result, project)
     assert "HTTP 401" in result.stderr and "revoked" not in result.stderr
+    assert "--wait-ready" not in result.stderr, "waiting cannot help refused credentials"
     assert [(r.method, r.path) for r in chat_server.requests] == [("GET", "/v1/models")]
 
 
