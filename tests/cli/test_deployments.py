@@ -130,3 +130,12 @@ def test_a_deployments_only_retriever_written_unquoted_is_refused_with_the_hint(
     write(project, '[deployments.prod.retrievers.nope.thing]\nx = 1\n')
     unknown = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
     assert unknown.code == 2 and 'Unknown retriever "nope"' in unknown.stderr
+
+
+def test_a_deployments_timeout_written_as_a_toml_boolean_is_said_in_tomls_words(evalkit_cli, project) -> None:
+    # `timeout = true` was refused "…, got True": Python's word, nothing the file holds
+    write(project, '[deployments.prod.retrievers."evalkit.lexical"]\ncorpus = "c.jsonl"\ntimeout = true\n')
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
+    assert result.code == 2
+    assert 'deployment "prod", retriever "evalkit.lexical": timeout must be a duration' in result.stderr
+    assert result.stderr.rstrip().endswith("got true (a boolean)") and "True" not in result.stderr, result.stderr
