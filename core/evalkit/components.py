@@ -14,7 +14,15 @@ from . import registry
 from .answers import Answer, ChatRequest, GenerationRequest, Turn
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .durations import MAX_WAIT_S, read_duration
-from .errors import PLUGIN_FAILURES, ConfigError, EvalkitWarning, UnknownPluginError, UsageError, carried
+from .errors import (
+    PLUGIN_FAILURES,
+    ConfigError,
+    EndpointRefused,
+    EvalkitWarning,
+    UnknownPluginError,
+    UsageError,
+    carried,
+)
 from .grading import Grading
 from .options import resolve_paths
 from .plugin_attributes import declared, declares, offers, promises
@@ -256,8 +264,14 @@ def check_generator_ready(
             remaining = deadline - clock()
             if remaining <= 0:
                 waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""
+                # a refused connection is a server not listening yet, as often as one not there
+                hint = (
+                    f"; use {argument('wait_ready', 'DURATION')} if the server is still starting"
+                    if wait_s <= 0 and isinstance(exc, EndpointRefused)
+                    else ""
+                )
                 raise GeneratorUnavailableError(
-                    f"{who} is not ready{waited}, so nothing was run or stored: {exc}"
+                    f"{who} is not ready{waited}, so nothing was run or stored: {exc}{hint}"
                 ) from None
             sleep(min(delay, remaining))
             delay = min(delay * 2, 5.0)

@@ -55,7 +55,7 @@ from .durations import read_duration
 from .environment import variable
 from .errors import ConfigError
 from .printable import not_nfc
-from .shapes import finite_number, short_repr
+from .shapes import finite_number, written_value
 from .wording import argument, close_matches, did_you_mean, listed, path_named, quoted, table_key
 
 __all__ = [
@@ -223,7 +223,7 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     cost = table.get("cost_per_1k_tokens")
     if cost is not None and not (finite_number(cost) and cost >= 0):
         raise ConfigError(
-            f"{where}: [providers.{table_key(name)}] cost_per_1k_tokens must be a finite number of zero or more, got {short_repr(cost)}"
+            f"{where}: [providers.{table_key(name)}] cost_per_1k_tokens must be a finite number of zero or more, got {written_value(cost)}"
         )
     capabilities = table.get("capabilities", ["chat"])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
@@ -234,7 +234,7 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     system_prompt, system_prompt_file = table.get("system_prompt"), table.get("system_prompt_file")
     for key, value in (("system_prompt", system_prompt), ("system_prompt_file", system_prompt_file)):
         if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{where}: [providers.{table_key(name)}] {key} must be text, got {short_repr(value)}")
+            raise ConfigError(f"{where}: [providers.{table_key(name)}] {key} must be text, got {written_value(value)}")
     if system_prompt is not None and system_prompt_file is not None:
         raise ConfigError(
             f"{where}: [providers.{table_key(name)}] has both system_prompt and system_prompt_file; keep one"
@@ -264,11 +264,11 @@ def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> A
 
     currency = table.get("currency", DEFAULT_CURRENCY)
     if not isinstance(currency, str) or not currency.strip() or len(currency) > 16 or not currency.isprintable():
-        raise ConfigError(f'{where} currency must be a short name such as "USD" or "EUR", got {short_repr(currency)}')
+        raise ConfigError(f'{where} currency must be a short name such as "USD" or "EUR", got {written_value(currency)}')
     given = {key: table[key] for key in ("price_per_million_input", "price_per_million_output") if key in table}
     for key, value in given.items():
         if not (finite_number(value) and value >= 0):
-            raise ConfigError(f"{where} {key} must be a finite number of zero or more, got {short_repr(value)}")
+            raise ConfigError(f"{where} {key} must be a finite number of zero or more, got {written_value(value)}")
     if len(given) == 1:
         missing = ({"price_per_million_input", "price_per_million_output"} - set(given)).pop()
         raise ConfigError(
@@ -299,7 +299,7 @@ def _min_judge_kappa(table: Any, where: str) -> float | None:
         return None
     if not (finite_number(value) and -1 <= value <= 1):
         raise ConfigError(
-            f"{where}: [gate] min_judge_kappa must be a number from -1 to 1 (Cohen's κ), got {short_repr(value)}"
+            f"{where}: [gate] min_judge_kappa must be a number from -1 to 1 (Cohen's κ), got {written_value(value)}"
         )
     return float(value)
 
@@ -546,7 +546,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
         raise ConfigError(
-            f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}"
+            f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {written_value(max_answer_bytes)}"
         )
     grade_timeout = _seconds(data.get("grade_timeout", DEFAULT_GRADE_TIMEOUT_S), f"{where}: grade_timeout")
     set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
@@ -597,7 +597,7 @@ def _repeats(table: Mapping[str, Any], where: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
-        raise ConfigError(f"{where}: [run] repeats must be a whole number from 1 to {MAX_REPEATS}, got {value!r}")
+        raise ConfigError(f"{where}: [run] repeats must be a whole number from 1 to {MAX_REPEATS}, got {written_value(value)}")
     return value
 
 
@@ -610,5 +610,5 @@ def _cache_enabled(table: Any, where: str) -> bool:
         raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {listed(unknown)}")
     enabled = table.get("enabled", False)
     if not isinstance(enabled, bool):
-        raise ConfigError(f"{where}: [cache] enabled must be true or false, got {short_repr(enabled)}")
+        raise ConfigError(f"{where}: [cache] enabled must be true or false, got {written_value(enabled)}")
     return enabled

@@ -22,6 +22,7 @@ import attrs
 
 from .errors import ConfigError
 from .gate_settings import GATE_KEYS
+from .project_files import allow_outside_problem
 from .wording import did_you_mean, listed, table_key
 
 __all__ = ["RUN_KEYS", "SCHEMA", "SETS_KEYS", "TableSchema", "check_schema"]
@@ -135,11 +136,9 @@ def _sets_value_problems(table: Mapping[str, Any]) -> list[str]:
     paths = table.get("paths", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
         problems.append(f'[sets] paths must be a list of file patterns, like ["evals/*.yaml"], got {_shape(paths)}')
-    entries = table.get("allow_outside", [])
-    if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() and "\x00" not in e for e in entries):
-        problems.append(
-            f'[sets] allow_outside must be a list of folders or globs, like ["/srv/shared-evals"], got {_shape(entries)}'
-        )
+    problem = allow_outside_problem(table.get("allow_outside", []))
+    if problem is not None:
+        problems.append(problem)
     return problems
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from .errors import UsageError
-from .shapes import MIN_SECONDS, clipped, decimal_text, finite_number, seconds_between
+from .shapes import MIN_SECONDS, clipped, decimal_text, finite_number, seconds_between, written_value
 from .wording import quoted
 
 __all__ = ["MAX_WAIT_S", "UNIT_SECONDS", "duration_rule", "read_duration", "spoken_seconds"]
@@ -93,7 +93,7 @@ def read_duration(
                 seconds = None
     if seconds is not None and seconds_between(seconds, most) and seconds >= least:
         return seconds
-    shown = quoted(clipped(value, 40)) if isinstance(value, str) else clipped(repr(value), 40)
+    shown = quoted(clipped(value, 40)) if isinstance(value, str) else written_value(value, 40)
     raise (error or UsageError)(
         f"{named} {duration_rule(most, least=least, unit_required=unit_required, typed=typed)}, got {shown}"
     )

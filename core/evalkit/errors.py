@@ -50,6 +50,7 @@ from .wording import counted, quoted
 
 __all__ = [
     "PLUGIN_FAILURES",
+    "EndpointRefused",
     "AlarmHeld",
     "HostAlarm",
     "TimeLimitExceeded",
@@ -409,6 +410,12 @@ class GenerationError(EvalkitError):
     """The system under test failed to answer one prompt; the case is stored as errored."""
 
     exit_code = 3
+
+
+class EndpointRefused(GenerationError):
+    """The endpoint refused the connection (nothing listens at its address yet): a readiness probe
+    raises it so the kernel can say that a server still starting is waited for with
+    ``--wait-ready`` (:func:`evalkit.components.check_generator_ready`)."""
 
 
 class CalibrationFailed(EvalkitError):

@@ -126,9 +126,9 @@ class OptionError(OptionsError):
 
     def reason(self) -> str:
         """``timeout must be a number above 0 (got -1)`` (without the value when it is not shown)."""
-        from .shapes import short_repr
+        from .shapes import written_value
 
-        got = "" if self.value is attrs.NOTHING else f" (got {short_repr(self.value)})"
+        got = "" if self.value is attrs.NOTHING else f" (got {written_value(self.value)})"
         return f"{self.option} {self.requirement}{got}"
 
 
@@ -570,6 +570,8 @@ def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str)
         problems = []
         for line in cattrs.transform_error(exc, path=f"$.{field.name}", format_exception=_structure_failure):
             message, _, where = line.rpartition(" @ ")
+            if isinstance(value, bool):  # the value shown says it is a boolean, in TOML's words
+                message = message.removesuffix(", not bool")
             shown = "value not shown" if secret else f"got {_short(value)}"
             problems.append(f"{plugin} has a wrong value for option {wording.quoted(where.removeprefix('$.'))} in {table}: {message} ({shown}).")
         return problems
@@ -603,9 +605,10 @@ def _structure_failure(exc: BaseException, kind: Any) -> str:
 
 
 def _short(value: Any) -> str:
-    from .shapes import short_repr
+    """An option's value as its table wrote it (``true (a boolean)``, not Python's ``True``)."""
+    from .shapes import written_value
 
-    return short_repr(value)
+    return written_value(value)
 
 
 def check_options(

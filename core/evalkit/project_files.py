@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
-from .wording import path_named, table_key
+from .wording import path_named, quoted, table_key
 
 __all__ = [
     "ALLOW_OUTSIDE",
@@ -57,9 +57,40 @@ def allowed_outside(table: Any, where: str) -> tuple[str, ...]:
     if not isinstance(table, Mapping) or "allow_outside" not in table:
         return ()
     entries = table["allow_outside"]
-    if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() and "\x00" not in e for e in entries):
-        raise ConfigError(f'{where}: [sets] allow_outside must be a list of folders or globs, like ["/srv/shared-evals"]')
+    problem = allow_outside_problem(entries)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
     return tuple(entries)
+
+
+def allow_outside_problem(entries: Any) -> str | None:
+    """What is wrong with ``[sets] allow_outside`` as read from the configuration, naming the option
+    and the entry at fault (``None`` when it is a list of non-empty texts without a NUL): the one
+    wording of every command's check (:mod:`evalkit.config_schema`) and the boundary's. A NUL in an
+    entry was said as "not all non-empty texts", though the entry was text and not empty."""
+    rule = 'must be a list of folders or globs, like ["/srv/shared-evals"]'
+    if not isinstance(entries, list):
+        return f"{ALLOW_OUTSIDE} {rule}, got {_kind(entries)}"
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, str):
+            return f"{ALLOW_OUTSIDE} {rule}; entry {number} is {_kind(entry)}, not text"
+        if not entry.strip():
+            return f"{ALLOW_OUTSIDE} {rule}; entry {number} is empty text"
+        if "\x00" in entry:
+            return (
+                f"{ALLOW_OUTSIDE} entry {number} {quoted(entry)} holds a NUL character (\\u0000), "
+                "which no folder or file name can hold: remove it"
+            )
+    return None
+
+
+def _kind(value: Any) -> str:
+    """A value read from TOML, said by its type (a short text or number as it is)."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, (str, int, float)) and len(repr(value)) <= 60:
+        return f"{type(value).__name__} {value!r}"
+    return {dict: "a table", list: "an array"}.get(type(value), type(value).__name__)
 
 
 @attrs.frozen

@@ -370,6 +370,15 @@ def whole_number(text: str, *, max_digits: int = 4300, signed: bool = False) -> 
     return int(text)
 
 
+def written_value(value: object, limit: int = 60) -> str:
+    """A value read from a configuration file, for a message's ``got …``, in the words the file
+    wrote it in: a boolean as TOML writes it, with its kind (``true (a boolean)``: ``repr`` said
+    ``True``, which no TOML file holds), anything else as :func:`short_repr` shows it."""
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'} (a boolean)"
+    return short_repr(value, limit)
+
+
 def short_repr(value: object, limit: int = 60) -> str:
     """``repr(value)``, cut to ``limit`` characters with ``...``; a repr that raises (a plugin's
     ``__repr__``, an int past Python's digit limit) is named instead of failing the message."""

@@ -49,6 +49,7 @@ __all__ = [
     "Reply",
     "ResponseTooLarge",
     "UndecodableBody",
+    "connection_refused",
     "environment_proxy",
     "failure_detail",
     "failure_kind",
@@ -234,6 +235,13 @@ def failure_kind(exc: BaseException) -> str:
     if isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientResponseError)):
         return "RemoteProtocolError"
     return "NetworkError"
+
+
+def connection_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is a refused connection (nothing listens at the endpoint's address: a server
+    not started, or still starting), not a name that does not resolve, a timeout or a TLS failure."""
+    cause = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    return isinstance(cause, ConnectionRefusedError)
 
 
 def failure_detail(exc: BaseException) -> str:

@@ -22,6 +22,8 @@ Fault handling, per prompt:
   decimal seconds nor an HTTP date (negative, ``nan``, ``1e308``, control characters) is ignored,
   and the back-off used. After ``max_attempts`` attempts
   the last failure is raised as :class:`~evalkit.errors.GenerationError`.
+* A redirect (3xx) is not followed: it is raised at once saying where it points (``Location``,
+  resolved, scrubbed and escaped) and the ``base_url`` that goes there; the readiness probe refuses it.
 * Any other status (400, 401, 404, …) is raised at once, with a shortened body. An error that
   names a field of the request — a 400/422, or a 5xx whose body is a validation error such as
   llama-cpp-python's HTTP 500 "Input should be 'text' or 'json_object'" for ``response_format`` —
@@ -58,7 +60,7 @@ from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import MAX_ANSWER_NAME_CHARS, Answer, ChatRequest, GenerationRequest, Turn, Usage, UsageSetAside
 from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
-from evalkit.errors import ConfigError, GenerationError, RequestRejected
+from evalkit.errors import ConfigError, EndpointRefused, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
 from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
@@ -75,6 +77,7 @@ from evalkit_plugins._http import (
     Reply,
     ResponseTooLarge,
     UndecodableBody,
+    connection_refused,
     environment_proxy,
     failure_detail,
     failure_kind,
@@ -300,14 +303,18 @@ class OpenAIGenerator:
                 'set it, or write api_key_env = "" for an endpoint that takes no key'
             )
         try:
-            status, reason, content = self._fetch(self._models_url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
+            status, reason, content, location = self._fetch(self._models_url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
         except UndecodableBody as exc:
             raise GenerationError(f"{where} answered with {self._scrub(exc.what)}") from None
         except TRANSPORT_FAILURES as exc:
             if isinstance(exc, TimeoutError):
                 raise GenerationError(f"{where} timed out ({failure_kind(exc)})") from None
-            raise GenerationError(f"{where}: connection failed ({self._transport_failure(exc)})") from None
+            failed = EndpointRefused if connection_refused(exc) else GenerationError
+            raise failed(f"{where}: connection failed ({self._transport_failure(exc)})") from None
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
+        if 300 <= status < 400:  # base_url is not where the API is: said before anything is run
+            failure = self._status_failure(status, reason, shown)
+            raise GenerationError(f"{where} answered {failure}{self._redirect_hint(location, self._models_url, '/models')}")
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
             failure = self._status_failure(status, reason, shown)
             raise GenerationError(f"{where} answered {failure}{self._status_hint(status, shown)}")
@@ -316,24 +323,25 @@ class OpenAIGenerator:
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
         return self._model_listed_warning(status, content or b"")
 
-    def _fetch(self, url: URL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+    def _fetch(self, url: URL, timeout: float, limit: int) -> tuple[int, str, bytes | None, str | None]:
         """``GET url`` with the generator's headers, on a session of its own (one connection) and
-        an event loop of its own: the status, the reason phrase and the body (``None`` when it is
-        longer than ``limit`` bytes; no more than that is read).
+        an event loop of its own: the status, the reason phrase, the body (``None`` when it is
+        longer than ``limit`` bytes; no more than that is read) and the ``Location`` header (a
+        redirect's target, never followed).
 
         Raises one of :data:`~evalkit_plugins._http.TRANSPORT_FAILURES`, or ``UndecodableBody``.
         """
         settings = attrs.evolve(self._get_settings, timeout=timeout)
 
-        async def get() -> tuple[int, str, bytes | None]:
+        async def get() -> tuple[int, str, bytes | None, str | None]:
             session = EndpointSession(settings, 1)
             try:
                 reply = await session.send("GET", url, None, limit)
             except ResponseTooLarge as exc:
-                return exc.status, exc.reason, None
+                return exc.status, exc.reason, None, None
             finally:
                 await session.aclose()
-            return reply.status, reply.reason, reply.content
+            return reply.status, reply.reason, reply.content, reply.header("location")
 
         return run_blocking(get)
 
@@ -341,7 +349,7 @@ class OpenAIGenerator:
         """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
         :data:`_MAX_METADATA_BYTES` is not read past that."""
         try:
-            status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
+            status, _, body, _ = self._fetch(url, timeout, _MAX_METADATA_BYTES)
             return parse_json(body) if status == 200 and body is not None else None
         except (*TRANSPORT_FAILURES, UndecodableBody, ValueError):
             return None
@@ -585,6 +593,8 @@ class OpenAIGenerator:
                     )
                 if (status != 429 and status < 500) or (status >= 500 and _about_credentials(content)):
                     hint = self._status_hint(status, content)
+                    if 300 <= status < 400:
+                        hint = self._redirect_hint(reply.header("location"), self._url, "/chat/completions")
                     raise GenerationError(f"{self._where} answered {failure} (not retried){hint}")
                 wait = _retry_after(reply)
             if attempt < self.max_attempts:
@@ -685,6 +695,27 @@ class OpenAIGenerator:
         if about_key and status >= 500:
             return "; the endpoint (a gateway such as LiteLLM) reports a credentials problem as a server error"
         return ""
+
+    def _redirect_hint(self, location: str | None, requested: URL, below: str) -> str:
+        """What to do about a 3xx answer to ``requested`` (a URL ``below`` the base URL): redirects
+        are never followed (the API key would go wherever the endpoint points), so the message says
+        where it points — the ``Location`` header, resolved, scrubbed and escaped — and the base_url
+        that goes there; a 3xx without one says to check base_url."""
+        if not location:
+            return "; the endpoint redirects (no Location header) and redirects are not followed: check base_url"
+        try:
+            target = requested.join(URL(location.strip()))
+        except (ValueError, TypeError):
+            target = None
+        shown = self._scrub(str(target) if target is not None and target.is_absolute() else location)
+        if len(shown) > SHOWN_BODY_CHARS:
+            shown = shown[: SHOWN_BODY_CHARS - 1] + "…"
+        said = f"; redirected to {quoted(shown)} (redirects are not followed)"
+        if target is not None and target.is_absolute() and target.path.endswith(below):
+            base = self._scrub(str(target.with_path(target.path.removesuffix(below)).with_query(None).with_fragment(None)))
+            if len(base) <= SHOWN_BODY_CHARS:
+                return f"{said}; set base_url to where it points: base_url = {quoted(base)}"
+        return f"{said}; set base_url to it"
 
     def _shorten(self, content: bytes) -> str:
         text = self._scrub(" ".join(content.decode("utf-8", "replace").split()))

@@ -130,3 +130,37 @@ def test_a_deployments_only_retriever_written_unquoted_is_refused_with_the_hint(
     write(project, '[deployments.prod.retrievers.nope.thing]\nx = 1\n')
     unknown = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
     assert unknown.code == 2 and 'Unknown retriever "nope"' in unknown.stderr
+
+
+def test_a_deployments_timeout_written_as_a_toml_boolean_is_said_in_tomls_words(evalkit_cli, project) -> None:
+    # `timeout = true` was refused "…, got True": Python's word, nothing the file holds
+    write(project, '[deployments.prod.retrievers."evalkit.lexical"]\ncorpus = "c.jsonl"\ntimeout = true\n')
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
+    assert result.code == 2
+    assert 'deployment "prod", retriever "evalkit.lexical": timeout must be a duration' in result.stderr
+    assert result.stderr.rstrip().endswith("got true (a boolean)") and "True" not in result.stderr, result.stderr
+
+
+def test_list_deployments_shows_an_unquoted_dotted_retriever_table_as_written(evalkit_cli, project) -> None:
+    """`[deployments.a.retrievers.outr.x]` (or the dotted key `retrievers.outr.x.k = 1`) was listed
+    as a deployment running retriever `outr` with options for `outr`: what TOML made of it, with
+    nothing of what was written. The table shows the name written and how to quote it; one an
+    installed retriever's id was meant as refuses the configuration (exit 2), as running it does."""
+    for text in ('[deployments.a.retrievers.outr.x]\nk = 1\n', '[deployments.a]\nretrievers.outr.x.k = 1\n'):
+        write(project, text)
+        listed = evalkit_cli("list", "deployments", "--json")
+        assert listed.code == 0, listed.stderr
+        row = next(row for row in listed.json()["deployments"] if row["name"] == "a")
+        assert row["read_as_tables"] == {"outr": ["outr.x"]}
+        table = evalkit_cli("list", "deployments", env={"COLUMNS": "400"})
+        shown = " ".join(table.stdout.split())
+        assert 'written outr.x: TOML reads an unquoted dotted name as nested tables; quote an id with dots: "outr.x"' in shown
+    write(project, '[deployments.prod.retrievers.evalkit.lexical]\ncorpus = "c"\n')
+    refused = evalkit_cli("list", "deployments")
+    assert refused.code == 2
+    assert "[deployments.prod.retrievers.evalkit.lexical] is read as nested tables" in refused.stderr
+    assert 'quote an id with dots in the table name: [deployments.prod.retrievers."evalkit.lexical"]' in refused.stderr
+    # a quoted id, and an installed retriever's option table, are shown as they are
+    write(project, '[deployments.ok.retrievers."evalkit.lexical"]\ncorpus = "c"\n[deployments.ok.retrievers."evalkit.lexical".extra]\nk = 1\n')
+    fine = evalkit_cli("list", "deployments", "--json")
+    assert fine.code == 0 and all(row["read_as_tables"] == {} for row in fine.json()["deployments"])

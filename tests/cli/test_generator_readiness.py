@@ -30,6 +30,8 @@ def test_an_unreachable_endpoint_is_refused_before_anything_is_stored(evalkit_cl
     result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "k"})
     refused(result, project)
     assert "connection failed" in result.stderr
+    # a refused connection is also a local server still starting: the option that waits is named
+    assert "; use --wait-ready DURATION if the server is still starting" in result.stderr
 
 
 def test_rejected_credentials_are_refused_after_one_free_request(evalkit_cli, project, chat_server) -> None:
@@ -38,7 +40,30 @@ def test_rejected_credentials_are_refused_after_one_free_request(evalkit_cli, pr
     result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "revoked"})
     refused(result, project)
     assert "HTTP 401" in result.stderr and "revoked" not in result.stderr
+    assert "--wait-ready" not in result.stderr, "waiting cannot help refused credentials"
     assert [(r.method, r.path) for r in chat_server.requests] == [("GET", "/v1/models")]
+
+
+def test_a_redirecting_endpoint_says_where_to_and_is_refused_before_anything_is_stored(evalkit_cli, project, chat_server) -> None:
+    """A base_url answered with a redirect (http:// moved to https://, a gateway's new path) said
+    only `HTTP 301 Moved Permanently: (empty body) (not retried)` in every case and exited 3 (an
+    incomplete run). Redirects are still not followed (the key would go wherever they point): the
+    probe says where to, escaped, and which base_url goes there; a misconfigured base_url is the
+    configuration's fault, exit 2, nothing stored."""
+    configure(project, chat_server.base_url)
+    chat_server.fail_next(Fault.http_error(301, body="", location="https://api.example.com/v1/models"))
+    result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "k"})
+    refused(result, project)
+    assert "answered HTTP 301 Moved Permanently" in result.stderr
+    assert '; redirected to "https://api.example.com/v1/models" (redirects are not followed)' in result.stderr
+    assert '; set base_url to where it points: base_url = "https://api.example.com/v1"' in result.stderr
+    assert [(r.method, r.path) for r in chat_server.requests] == [("GET", "/v1/models")], "not followed"
+    # a relative Location is resolved against the request; one going elsewhere is shown as it is, escaped
+    chat_server.fail_next(Fault.http_error(307, body="", location="/elsewhere\x1b[31m"))
+    moved = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "k"})
+    refused(moved, project)
+    assert f'; redirected to "{chat_server.base_url.removesuffix("/v1")}/elsewhere%1B%5B31m" (redirects are not followed); set base_url to it' in moved.stderr
+    assert "\x1b" not in moved.stderr
 
 
 def test_an_unset_key_variable_is_refused_without_any_request(evalkit_cli, project, chat_server) -> None:

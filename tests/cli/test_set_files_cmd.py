@@ -195,6 +195,17 @@ def test_the_schema_accepts_the_smoke_set_written_as_a_file(evalkit_cli) -> None
     assert list(Draft202012Validator(schema).iter_errors({"sets": [document], "name": "stray"}))
 
 
+def test_an_allow_outside_entry_holding_a_nul_is_named_with_its_problem(evalkit_cli, project: Path) -> None:
+    """`allow_outside = ["/srv/a\\u0000b"]` was refused as "not all non-empty texts": the entry was
+    text and not empty. The message names the option, the entry and the NUL in it."""
+    (project / "evalkit.toml").write_text('[sets]\nallow_outside = ["/srv/a\\u0000b"]\n')
+    for argv in (("validate",), ("list", "sets")):
+        result = evalkit_cli(*argv)
+        assert result.code == 2, (argv, result.stderr)
+        assert '[sets] allow_outside entry 1 "/srv/a\\x00b" holds a NUL character' in result.stderr, result.stderr
+        assert "not all non-empty texts" not in result.stderr
+
+
 def test_sets_paths_of_the_wrong_shape_is_a_configuration_error_for_every_command(evalkit_cli, project: Path) -> None:
     """`paths = "evals/*.yaml"` (text, not a list) was left to the file set provider: `run` of the
     file's set said `Unknown golden prompt set`, the cause under it as the provider's crash

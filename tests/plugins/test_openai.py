@@ -342,6 +342,21 @@ def test_a_404_at_a_base_url_without_v1_says_to_check_base_url(chat_server: Chat
     assert ("check base_url" in error) is hinted, error
 
 
+def test_a_redirected_completion_says_where_to_and_is_not_followed(chat_server: ChatServer) -> None:
+    # a 3xx to the chat request (the probe not asked, or answered) erred "HTTP 308 Permanent
+    # Redirect: (empty body) (not retried)": where it pointed went unsaid
+    chat_server.fail_next(Fault.http_error(308, body="", location="https://gw.example/openai/v1/chat/completions"))
+    error = str(fails(make(chat_server)))
+    assert "HTTP 308" in error and "not retried" in error
+    assert '; redirected to "https://gw.example/openai/v1/chat/completions" (redirects are not followed)' in error
+    assert 'set base_url to where it points: base_url = "https://gw.example/openai/v1"' in error
+    assert chat_server.request_count == 1
+    chat_server.fail_next(Fault.http_error(302, body=""))
+    assert "the endpoint redirects (no Location header) and redirects are not followed: check base_url" in str(
+        fails(make(chat_server))
+    )
+
+
 def test_echoed_credentials_are_scrubbed_from_error_messages(chat_server: ChatServer) -> None:
     echo = f'{{"error": "bad auth: Bearer {KEY}, X-Secret: {HEADER_SECRET}"}}'
     chat_server.fail_next(Fault.http_error(401, body=echo))

@@ -51,14 +51,13 @@ def test_utf8_text_skips_utf8s_mark_and_names_other_failures_as_decode_does() ->
             "lone.json",
             '{"identifier": "demo.lone", "name": "L",\n "prompts": [{"id": "a", "prompt": "caf\\ud800",'
             ' "system_prompt": "s", "assertions": [{"contains": "p"}]}]}\n',
-            'evals/lone.json:1:1: set "demo.lone", prompt "a": field prompt holds a lone surrogate (U+D800, character 4)',
+            "evals/lone.json:2:36: prompt 'a': prompt: 'caf\\ud800' holds a lone surrogate (U+D800, character 4)",
         ),
         (
             "lone.jsonl",
             '{"identifier": "demo.lone", "name": "L"}\n{"id": "a", "prompt": "p", "system_prompt": "\\uDC00",'
             ' "assertions": [{"contains": "p"}]}\n',
-            'evals/lone.jsonl:1:1: set "demo.lone", prompt "a": field system_prompt holds a lone surrogate (U+DC00, '
-            "character 1)",
+            "evals/lone.jsonl:2:45: prompt 'a': system_prompt: '\\udc00' holds a lone surrogate (U+DC00, character 1)",
         ),
     ],
 )
@@ -76,6 +75,25 @@ def test_a_prompt_with_a_json_escape_of_a_lone_surrogate_is_refused_before_a_run
     ran = evalkit_cli("run", "demo.lone")
     assert ran.code == 2 and where[len("evals/") :] in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
     assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_template_holding_a_lone_surrogate_is_said_once_at_its_line(evalkit_cli, project: Path) -> None:
+    # the kernel's net placed it at the set's line 1:1 and said it once for every row of the table
+    # (prompt "a/1", prompt "a/2"); the file's own check says it once, where it is written
+    (project / "evals").mkdir()
+    (project / "evals" / "lone.json").write_text(
+        '{"identifier": "demo.lone", "name": "L",\n "prompts": [\n  {"id": "a", "template": "caf\\ud800 {x}",'
+        ' "vars": [{"x": 1}, {"x": 2}],\n   "assertions": [{"contains": "p"}]},\n'
+        '  {"id": "b", "template": "{y}", "vars": [{"y": "ok"}, {"y": "\\udc00"}], "assertions": [{"contains": "p"}]}]}\n',
+        encoding="utf-8",
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json"]\n')
+    checked = evalkit_cli("validate")
+    said = checked.stdout + checked.stderr
+    assert checked.code == 2, said
+    assert "evals/lone.json:3:27: prompt 'a': template: 'caf\\ud800 {x}' holds a lone surrogate (U+D800, character 4)" in said
+    assert "evals/lone.json:5:62: prompt 'b': vars[1].y: '\\udc00' holds a lone surrogate (U+DC00, character 1)" in said
+    assert said.count("holds a lone surrogate") == 2 and ":1:1:" not in said, said
 
 
 def test_a_surrogate_pair_written_as_two_json_escapes_is_one_character_and_accepted(evalkit_cli, project: Path) -> None:

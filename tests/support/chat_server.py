@@ -127,13 +127,23 @@ class Fault:
     body: bytes | None = None
     size: int = 0
     framing: str = "length"
+    location: str | None = None
 
     @classmethod
-    def http_error(cls, status: int, *, body: bytes | str | None = None, retry_after: float | str | None = None) -> Fault:
-        """Answer with ``status`` and an OpenAI-style error body (or ``body``), optionally with ``Retry-After``."""
+    def http_error(
+        cls, status: int, *, body: bytes | str | None = None, retry_after: float | str | None = None, location: str | None = None
+    ) -> Fault:
+        """Answer with ``status`` and an OpenAI-style error body (or ``body``), optionally with
+        ``Retry-After`` and ``Location`` (a redirect's target)."""
         if isinstance(body, str):
             body = body.encode()
-        return cls("http_error", status=status, body=body, retry_after=None if retry_after is None else str(retry_after))
+        retry = None if retry_after is None else str(retry_after)
+        return cls("http_error", status=status, body=body, retry_after=retry, location=location)
+
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The extra headers an ``http_error`` fault answers with."""
+        given = (("Retry-After", self.retry_after), ("Location", self.location))
+        return tuple((name, value) for name, value in given if value is not None)
 
     @classmethod
     def rate_limited(cls, retry_after: float | str | None = 1) -> Fault:
@@ -464,7 +474,7 @@ class ChatServer:
             # Transport-level faults (an error status, a dropped connection) hit any path, so a
             # readiness probe such as GET /models can be failed too; content faults wait for a chat request.
             if fault is not None and fault.kind == "http_error":
-                writer.write(_response(fault.status, fault.body or _error_body(fault.status), close=close))
+                writer.write(_response(fault.status, fault.body or _error_body(fault.status), close=close, extra=fault.headers()))
                 return True
             if fault is not None and fault.kind == "drop":
                 return False
@@ -506,9 +516,8 @@ class ChatServer:
         if kind == "stall":
             await asyncio.sleep(fault.seconds)
         if kind == "http_error":
-            extra = (("Retry-After", fault.retry_after),) if fault.retry_after is not None else ()
             payload = fault.body if fault.body is not None else _error_body(fault.status)
-            writer.write(_response(fault.status, payload, close=close, extra=extra))
+            writer.write(_response(fault.status, payload, close=close, extra=fault.headers()))
             return True
         if kind == "garbage":
             writer.write(_response(200, fault.body or b"", close=close, content_type="text/html"))

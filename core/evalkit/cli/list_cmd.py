@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from ..wording import quoted, word_named
@@ -251,11 +253,27 @@ def deployment_name_problem(name: object) -> str | None:
     return not_nfc(name) or hidden_problem(name)
 
 
+def _as_written(row: dict) -> Callable[[str], str]:
+    """How the table names a retriever of ``row``: its id, and — when TOML read it from an unquoted
+    dotted table — the names written (``outr (written outr.x: TOML reads an unquoted dotted name as
+    nested tables; quote an id with dots: "outr.x")``)."""
+
+    def shown(rid: str) -> str:
+        meant = row["read_as_tables"].get(rid)
+        if not meant:
+            return rid
+        quoted_ids = ", ".join(quoted(m) for m in meant)
+        return f"{rid} (written {', '.join(meant)}: TOML reads an unquoted dotted name as nested tables; quote an id with dots: {quoted_ids})"
+
+    return shown
+
+
 def _deployments(args: Arguments) -> int:
     """Every deployment (configuration and question-set providers), its retriever and its origin."""
+    from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
-    from ..retrieval.deployments import known_deployments
+    from ..retrieval.deployments import known_deployments, read_as_tables, unquoted_retriever
     from .console import console
     from .json_output import print_json
 
@@ -263,18 +281,28 @@ def _deployments(args: Arguments) -> int:
     catalog = question_set_catalog(config=config)
     problems = [f.named() for f in catalog.failures]
     deployments = known_deployments(config, catalog.sets.values())
-    rows = [
-        {
-            "name": name,
-            # a provider's name --deployment never matches (not NFC, a hidden character): marked unusable
-            "usable": (problem := deployment_name_problem(name)) is None,
-            "unusable": problem,
-            "retriever": choice.retriever,
-            "retrievers": {rid: entry.source for rid, entry in choice.retrievers.items()},
-            "defined_in": list(choice.sources),
-        }
-        for name, choice in sorted(deployments.items())
-    ]
+    installed = {record.name for record in registry.enabled("evalkit.retrievers")}
+    rows = []
+    for name, choice in sorted(deployments.items()):
+        # a retriever TOML read from an unquoted dotted table ([deployments.a.retrievers.outr.x]
+        # is a retriever "outr" holding a table "x"): what was written is shown beside it, and an
+        # installed retriever it was meant as refuses the configuration, as running it would
+        unquoted = {rid: meant for rid in choice.retrievers if rid not in installed and (meant := read_as_tables(choice, rid))}
+        for rid in unquoted:
+            if (refusal := unquoted_retriever(choice, rid, installed)) is not None:
+                problems.append(refusal)
+        rows.append(
+            {
+                "name": name,
+                # a provider's name --deployment never matches (not NFC, a hidden character): marked unusable
+                "usable": (problem := deployment_name_problem(name)) is None,
+                "unusable": problem,
+                "retriever": choice.retriever,
+                "retrievers": {rid: entry.source for rid, entry in choice.retrievers.items()},
+                "read_as_tables": unquoted,
+                "defined_in": list(choice.sources),
+            }
+        )
     if args.json:
         print_json({"deployments": rows, "problems": problems})
         return 2 if problems else 0
@@ -289,7 +317,7 @@ def _deployments(args: Arguments) -> int:
             table.add_row(
                 row["name"] if row["usable"] else out.text("{}\n(unusable: {})", unusable_name(row["name"]), row["unusable"]),
                 row["retriever"] or "(none named: give RETRIEVER)",
-                ", ".join(row["retrievers"]) or "-",
+                out.text(", ".join("{}" for _ in row["retrievers"]), *map(_as_written(row), row["retrievers"])) if row["retrievers"] else "-",
                 out.text("\n".join("{}" for _ in row["defined_in"]), *row["defined_in"]),
             )
         out.print(table)

@@ -326,6 +326,27 @@ def unquoted_retriever(choice: DeploymentChoice, retriever_id: str, installed: I
     return None
 
 
+def read_as_tables(choice: DeploymentChoice, retriever_id: str) -> list[str]:
+    """The retriever ids a configured table ``retriever_id`` of ``choice`` may have been meant as,
+    written unquoted: ``[deployments.NAME.retrievers.outr.x]`` (or the dotted key ``outr.x.k = 1``)
+    is read by TOML as a retriever ``outr`` holding a table ``x``, so ``["outr.x"]``; every chain of
+    tables below it counts. Empty for a provider's deployment (no TOML was written) and for a
+    table holding no table. What ``evalkit list deployments`` shows beside ``outr``, so the table
+    says what was written rather than only what TOML made of it."""
+    entry = choice.retrievers.get(retriever_id)
+    if entry is None or entry.root is None:
+        return []
+    found: list[str] = []
+    stack: list[tuple[str, Mapping[str, Any]]] = [(retriever_id, entry.options)]
+    while stack:
+        written, table = stack.pop()
+        for key, value in table.items():
+            if isinstance(value, Mapping):
+                found.append(f"{written}.{key}")
+                stack.append((f"{written}.{key}", value))
+    return sorted(found)
+
+
 def _written_unquoted(choice: DeploymentChoice, retriever_id: str) -> bool:
     """Whether ``retriever_id``'s table was written unquoted in ``choice``
     (``[deployments.NAME.retrievers.evalkit.lexical]``, which TOML reads as a table ``evalkit``

@@ -23,7 +23,7 @@ from ..shapes import exception_text, value_fault
 from ..wording import listed
 from .conversations import conversation_problems
 from .documents import SetDocument
-from .problems import FileProblem, JsonPath, quoted
+from .problems import FileProblem, JsonPath, lone_surrogate_problem, quoted
 
 __all__ = [
     "FlaggedPaths",
@@ -106,6 +106,7 @@ def rule_problems(
                     if isinstance(raw_assertion, dict) and not near(path, flagged):
                         problems.extend(_assertion_problems(document, path, raw_assertion, kinds))
             problems.extend(_tag_problems(document, at, raw.get("tags"), flagged))
+            problems.extend(_lone_surrogates(document, at, raw, flagged))
             reference = raw.get("reference")
             reference_text = reference.get("text") if isinstance(reference, dict) else reference
             if not assertions and not reference_text and not near(at + ("assertions",), flagged):
@@ -125,6 +126,28 @@ def _tag_problems(document: SetDocument, at: JsonPath, tags: Any, flagged: Flagg
     for index, tag in enumerate(tags):
         if isinstance(tag, str) and (hidden := hidden_problem(tag)) is not None:
             yield document.problem(at + ("tags", index), hidden)
+
+
+#: The fields of a prompt written in a set file whose text is sent to an endpoint (a ``template``
+#: is its prompt, a conversation's turns their ``content``): the kernel's rule on lone surrogates.
+SENT_FIELDS = ("prompt", "template", "system_prompt")
+
+
+def _lone_surrogates(document: SetDocument, at: JsonPath, raw: dict[str, Any], flagged: FlaggedPaths) -> Iterator[FileProblem]:
+    """Each text a prompt sends holding a lone surrogate (a JSON ``"\\ud800"`` escape without its
+    pair: :func:`~evalkit.setfiles.problems.lone_surrogate_problem`), placed at the line that holds
+    it and said once. Left to the kernel's net, it was told at the set's line 1:1, and a template's
+    once for every row of its table."""
+    sent: list[tuple[JsonPath, Any]] = [(at + (field,), raw.get(field)) for field in SENT_FIELDS]
+    messages = raw.get("messages")
+    if isinstance(messages, list):
+        sent += [(at + ("messages", n, "content"), m.get("content")) for n, m in enumerate(messages) if isinstance(m, dict)]
+    rows = raw.get("vars")
+    if isinstance(rows, list):  # a table written in the file: a value is put in the prompt
+        sent += [(at + ("vars", n, key), value) for n, row in enumerate(rows) if isinstance(row, dict) for key, value in row.items()]
+    for path, text in sent:
+        if isinstance(text, str) and not near(path, flagged) and (problem := lone_surrogate_problem(text)) is not None:
+            yield document.problem(path, problem)
 
 
 def _calibration_item_problems(
