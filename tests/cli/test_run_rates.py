@@ -59,3 +59,14 @@ def test_a_run_whose_every_case_errored_says_none_answered_and_no_rate(evalkit_c
     assert "0.0%" not in row and "—" in row, row
     markdown = evalkit_cli("report", run_id, "--format", "markdown").stdout
     assert "0 of 6 cases answered, 6 errored" in markdown and "| Pass rate | — | — | — |" in markdown, markdown
+    assert evalkit_cli("report", run_id, "--format", "html", "-o", "r.html").code == 3
+    assert "incomplete, 0 of 6 cases answered, 6 errored" in (project / "r.html").read_text()
+    # the viewer's run page said "6 of 6 answered, 6 errored" too
+    from evalkit.view import create_app
+    from evalkit.view.urls import run_url
+    from starlette.testclient import TestClient
+
+    app = create_app(f"sqlite:///{project / '.evalkit' / 'results.db'}", port=8765)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = client.get(run_url(run_id)).text
+    assert 'id="run-status">incomplete, 0 of 6 cases answered, 6 errored</dd>' in page, page
