@@ -47,14 +47,21 @@ def shown(value: float, percent: bool) -> str:
     return f"{value * 100:.1f} pp" if percent else f"{value:.3f}"
 
 
-def cases_for(rate: float, drop: float, *, alpha: float = 0.05, power: float = 0.8, repeats: int = 1) -> int:
+def cases_for(rate: float, drop: float, *, alpha: float = 0.05, power: float = 0.8, repeats: int = 1) -> int | None:
     """The fewest cases whose gate detects a drop of ``drop`` from ``rate`` with ``power``: for
     one answer per case by the exact McNemar power (searched; the normal formula is the start),
-    for several by the normal formula on the pass fractions."""
-    noise = noise_from_rate(min(1.0, max(0.0, rate)), repeats)
+    for several by the normal formula on the pass fractions.
+
+    ``None`` when no number of cases is the answer: a rate cannot fall below 0, so a drop larger
+    than the rate (any drop from 0 %) never happens and there is nothing to detect. It said
+    "about 2 cases" there, from a noise of 0 (no hits in either run)."""
+    rate = min(1.0, max(0.0, rate))
     drop = askable(drop)
+    if drop > rate:
+        return None
+    noise = noise_from_rate(rate, repeats)
     start = cases_needed(noise, drop, alpha=alpha, power=power, whole_cases=repeats == 1) if noise.variance > 0 else 2
-    if repeats > 1 or drop > rate or start >= LARGE_SET:
+    if repeats > 1 or start >= LARGE_SET:
         return min(start, MAX_CASES)
     low, high = 1, max(2, start)
     while mcnemar_power(high, rate, drop, alpha=alpha) < power:
@@ -72,12 +79,13 @@ def cases_for(rate: float, drop: float, *, alpha: float = 0.05, power: float = 0
 
 @attrs.frozen
 class Needs:
-    """What detecting ``drop`` takes: ``cases`` answered as now, or ``repeats`` answers per case
-    with today's cases (``None`` when more repeats would not get there: the noise is not in the
-    answers, or the drop is below what the whole-case floor allows)."""
+    """What detecting ``drop`` takes: ``cases`` answered as now (``None``: no number of cases, the
+    rate cannot drop that far, :func:`cases_for`), or ``repeats`` answers per case with today's
+    cases (``None`` when more repeats would not get there: the noise is not in the answers, or the
+    drop is below what the whole-case floor allows)."""
 
     drop: float
-    cases: int
+    cases: int | None
     repeats: int | None
 
 
@@ -110,9 +118,10 @@ def cases_text(cases: int, unit: str = "case") -> str:
     return f"{MAX_CASES:,} or more {unit}s" if cases >= MAX_CASES else f"about {cases:,} {unit if cases == 1 else unit + 's'}"
 
 
-def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "case", repeats: int = 1) -> str:
+def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "case", repeats: int = 1) -> str | None:
     """The warning a tolerance below the minimum detectable drop earns: the set cannot tell such a
-    drop from noise, and what would."""
+    drop from noise, and what would. ``None`` when the baseline's rate cannot drop by the
+    tolerance at all (a 0 % baseline): no drop beyond it can happen, so none can hide in noise."""
     tolerance = float(measured.tolerance)
     detectable = measured.detectable
     sentence = (
@@ -123,6 +132,8 @@ def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "cas
     if tolerance <= 0:
         return sentence + "; no set can detect a drop of 0."
     needs = needs_for(measured, tolerance)
+    if needs.cases is None:
+        return None
     ways = [cases_text(needs.cases, unit)]
     # Repeats average away the noise in the answers; with several answers per case already, noise
     # measured on the differences alone may lie between cases, where repeats cannot reach.

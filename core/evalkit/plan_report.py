@@ -56,7 +56,8 @@ class PlanReport:
     ``rate_source``). ``detectable`` is the minimum detectable drop of the pass rate at one-sided
     ``alpha`` and power 0.8 (``method``: ``exact_mcnemar`` or ``normal``); ``tolerance`` the gate's
     (``method`` of the gate in ``gate``). ``target_drop`` (default: the tolerance) needs
-    ``cases_needed`` cases at these repeats (at most :data:`~evalkit.noise.MAX_CASES`), or
+    ``cases_needed`` cases at these repeats (at most :data:`~evalkit.noise.MAX_CASES`; ``None``
+    when no number of cases is the answer: a drop of 0, or one larger than the rate can make), or
     ``repeats_needed`` answers per case with these cases (``None`` when that is no way there:
     :func:`~evalkit.noise.repeats_way`). ``notes`` and ``warnings`` are sentences; ``extra`` holds
     the lines other concerns add.
@@ -75,7 +76,7 @@ class PlanReport:
     detectable: float
     detectable_method: str
     target_drop: float
-    cases_needed: int
+    cases_needed: int | None
     repeats_needed: int | None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -99,7 +100,13 @@ class PlanReport:
                 + ")",
             ),
         ]
-        needs = f"{shown(self.target_drop, True)} needs {cases_text(self.cases_needed)} at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
+        if self.target_drop <= 0:
+            needs = f"{shown(self.target_drop, True)}: no set can detect a drop of 0"
+        elif self.cases_needed is None:
+            # "about 2 cases" (a noise of 0) or a count from the normal formula where no such drop can happen
+            needs = f"{shown(self.target_drop, True)}: a pass rate of {self.rate * 100:.1f}% cannot drop that far"
+        else:
+            needs = f"{shown(self.target_drop, True)} needs {cases_text(self.cases_needed)} at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
         if self.repeats_needed is not None:
             needs += f", or --repeats {self.repeats_needed} with {'this' if self.cases == 1 else 'these'} {counted(self.cases, 'case')}"
         rows.append(plan_row("Target drop", needs))
@@ -163,10 +170,12 @@ def plan_for(
             f"the tolerance ({shown(tolerance, True)}) is below the smallest drop {counted(cases, 'case')} can detect "
             f"({shown(detectable.drop, True)}): the set cannot tell such a drop from noise"
         )
-    needed_cases = cases_for(rate, target, alpha=alpha, power=POWER, repeats=repeats) if target > 0 else 0
+    needed_cases = cases_for(rate, target, alpha=alpha, power=POWER, repeats=repeats) if target > 0 else None
     noise = noise_from_rate(rate)
-    needed_repeats = repeats_needed(noise, askable(target), max(1, cases), alpha=alpha, power=POWER) if target > 0 and noise.variance > 0 else None
-    needed_repeats = repeats_way(needed_repeats, repeats, falls_short=needed_cases > cases)
+    # no drop to detect (0, or more than the rate can fall): no number of repeats either
+    detectable_at_all = needed_cases is not None and noise.variance > 0
+    needed_repeats = repeats_needed(noise, askable(target), max(1, cases), alpha=alpha, power=POWER) if detectable_at_all else None
+    needed_repeats = repeats_way(needed_repeats, repeats, falls_short=needed_cases is None or needed_cases > cases)
     return PlanReport(
         set_identifier=set_identifier,
         cases=cases,

@@ -234,16 +234,27 @@ class Run:
         return self.stored_errored_count
 
     @property
+    def scored_count(self) -> int:
+        """Cases graded: answered and not errored. The pass rate and the mean score are over them;
+        an errored case measured nothing, so it is counted apart (:attr:`errored_count`), as the
+        verdict counts it (an incomplete run is not compared), never as a failure."""
+        return max(0, self.answered_count - self.errored_count)
+
+    @property
     def pass_rate(self) -> Fraction:
-        """Passed cases over answered cases, exactly (0 for an empty run)."""
-        total = self.answered_count
-        return Fraction(self.passed_count, total) if total else Fraction(0)
+        """Passed cases over scored cases (:attr:`scored_count`), exactly; 0 when none was scored
+        (:func:`evalkit.run_figures.rate_text` says so rather than showing the 0). The one
+        definition every command, report and ``--json`` document shows."""
+        total = self.scored_count
+        return Fraction(min(self.passed_count, total), total) if total else Fraction(0)
 
     @property
     def mean_score(self) -> float:
-        """Arithmetic mean of the case scores (0.0 for an empty run)."""
+        """Arithmetic mean of the scored cases' scores (0.0 when none was scored); an errored
+        case's score is no measurement and is left out, as from the pass rate."""
         if self.cases or self.stored_mean_score is None:
-            return sum(c.score for c in self.cases) / len(self.cases) if self.cases else 0.0
+            scores = [c.score for c in self.cases if not c.errored]
+            return sum(scores) / len(scores) if scores else 0.0
         return self.stored_mean_score
 
     @property
@@ -273,5 +284,5 @@ class Run:
             stored_answered_count=tally.answered,
             stored_passed_count=tally.passed,
             stored_errored_count=tally.errored,
-            stored_mean_score=tally.score_sum / tally.answered if tally.answered else 0.0,
+            stored_mean_score=tally.score_sum / scored if (scored := tally.answered - tally.errored) > 0 else 0.0,
         )

@@ -287,7 +287,9 @@ class Comparison:
         for spec in self.metrics:
             measured = self.statistic(spec.name)
             if spec.gated and measured is not None and measured.tolerance_below_detectable:
-                warnings.append(noise_warning(spec, measured, unit, self.repeats))
+                warning = noise_warning(spec, measured, unit, self.repeats)
+                if warning is not None:  # None: the baseline's rate cannot drop by the tolerance
+                    warnings.append(warning)
         return tuple(warnings)
 
     def warnings(self, unit: str = "case") -> tuple[str, ...]:

@@ -574,6 +574,26 @@ def test_a_raising_retriever_makes_an_incomplete_run_naming_retriever_and_questi
     assert [r[2] for r in stored(project)] == ["incomplete", "incomplete", "complete"]
 
 
+def test_an_incomplete_retrieval_run_shows_one_hit_rate_in_every_command(cli, project) -> None:
+    # `evalkit retrieval` printed "Top-1 hit rate: 33.3% (1/3)" over the scored questions, while
+    # `show` and `history` printed "25.0% (1/4)" (the errored question counted as a miss) and the
+    # markdown report "4 of 4 questions answered" beside "1 errored question".
+    configure(project, {"x": {"fixtures.raising": {"fail_on": "rows"}}})
+    ran = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x")
+    assert ran.code == 3
+    assert "Status:         incomplete, 3 of 4 questions answered, 1 errored" in ran.stdout, ran.stdout
+    assert "Top-1 hit rate: 33.3% (1/3)" in ran.stdout and "Top-3 hit rate: 33.3% (1/3)" in ran.stdout
+    run_id = re.search(r"\(run (\S+)\)", ran.stdout).group(1)
+    shown = cli("show", run_id).stdout
+    assert "Pass rate:  33.3% (1/3)\n" in shown and "Mean score: 0.333\n" in shown and "25.0%" not in shown, shown
+    document = cli("show", run_id, "--json").json()
+    assert (document["pass_rate"], document["scored"]) == (document["metrics"]["retrieval"]["top1_hit_rate"], 3)
+    history = cli("history", "retrievalkit.tiny").stdout
+    assert "33.3%" in history and "25.0%" not in history, history
+    markdown = cli("report", run_id, "--format", "markdown").stdout
+    assert "3 of 4 questions answered, 1 errored" in markdown and "| hit\\@1 | — | 33.3% | — |" in markdown, markdown
+
+
 def test_a_provenance_declaration_that_raises_makes_the_run_unknown(cli, project) -> None:
     configure(project, {"x": {"fixtures.raising": {"fail_on": "no question has this", "fail_provenance": True}}})
     result = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--fail-on-regression")

@@ -423,3 +423,50 @@ def test_flaky_grader_filter_leaves_out_runs_without_a_grader_as_the_model_filte
     for option, value in (("--model", "smart"), ("--grader", "deterministic")):
         filtered = evalkit_cli("flaky", "retrievalkit.tiny", option, value, "--json", env=env)
         assert filtered.code == 0 and filtered.json()["scopes"] == [], (option, filtered.stdout)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "advice"),
+    [
+        ("wrong", "wrong", None),  # 0 % → 0 %: it said "about 2 cases would", from a noise of 0
+        ("wrong", "right", None),  # 0 % → 100 %: the same baseline, the same "about 2 cases"
+        ("right", "right", "about 66 cases would."),  # 100 % → 100 %: a drop of 10 pp from 100 % can happen
+    ],
+)
+def test_the_noise_advice_is_given_only_where_the_baseline_can_drop_by_the_tolerance(evalkit_cli, project, first, second, advice) -> None:
+    """A pass rate cannot fall below 0: from a 0 % baseline no drop of the 10 pp tolerance can
+    happen, so none can hide in noise, and no number of cases is what would tell it."""
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answers = {"wrong": dict.fromkeys(ARITH_GOOD, "wrong"), "right": ARITH_GOOD}
+    answer_with(project, answers[first])
+    assert evalkit_cli("run", "arith.basic").code == 0
+    answer_with(project, answers[second])
+    again = evalkit_cli("run", "arith.basic")
+    assert again.code == 0, again.stderr
+    pass_rate_warning = [line for line in again.stdout.splitlines() if line.startswith("warning: the tolerance of pass rate")]
+    if advice is None:
+        assert pass_rate_warning == [] and "about 2 cases" not in again.stdout, again.stdout
+    else:
+        assert len(pass_rate_warning) == 1 and pass_rate_warning[0].endswith(advice), again.stdout
+
+
+def test_plan_gives_no_case_count_for_a_drop_the_rate_cannot_make_or_a_drop_of_0(evalkit_cli, project, chat_server) -> None:
+    """`evalkit plan` said "10.0 pp needs about N cases" at a pass rate below 10 % (the normal
+    formula, where no such drop can happen) and "0.0 pp needs about 0 cases" for a tolerance of 0."""
+    write_set(project, 4)
+    env = configure(project, chat_server)
+
+    def plan(*args: str) -> tuple[dict, str]:
+        done = evalkit_cli("plan", SET, "--provider", "prod", *args, "--json", env=env)
+        text = evalkit_cli("plan", SET, "--provider", "prod", *args, env=env)
+        assert done.code == 0 and text.code == 0, done.stderr + text.stderr
+        return done.json(), next(line for line in text.stdout.splitlines() if line.startswith("Target drop:"))
+
+    none_pass, line = plan("--rate", "0", "--target-drop", "0.2")  # taken as half a case: 12.5 %
+    assert none_pass["cases_needed"] is None and none_pass["repeats_needed"] is None
+    assert line.endswith("20.0 pp: a pass rate of 12.5% cannot drop that far"), line
+    zero, line = plan("--rate", "0.5", "--max-pass-rate-drop", "0")
+    assert zero["cases_needed"] is None and line.endswith("0.0 pp: no set can detect a drop of 0"), line
+    one_case, line = plan("--rate", "1", "--target-drop", "0.1")  # at 100 %, taken as 87.5 %: a drop can happen
+    assert isinstance(one_case["cases_needed"], int) and one_case["cases_needed"] > 4 and "needs about" in line, line

@@ -99,11 +99,11 @@ def test_the_tally_counts_what_reading_every_case_gives(repo) -> None:
     tally = repo.case_tally("r")
     run = repo.get_run("r")
     assert tally == CaseTally(
-        answered=5, passed=3, errored=1, score_sum=math.fsum(c.score for c in cases),
+        answered=5, passed=3, errored=1, score_sum=math.fsum(c.score for c in cases if not c.errored),
         identities={IDENTITY: 2, other: 1, None: 1}, yardsticks=frozenset({"deterministic", "judge:x"}),
     )
     assert (run.answered_count, run.passed_count, run.errored_count) == (tally.answered, tally.passed, tally.errored)
-    assert run.mean_score == pytest.approx(tally.score_sum / tally.answered)
+    assert run.mean_score == pytest.approx(tally.score_sum / (tally.answered - tally.errored))
     assert repo.case_tally("no-such-run") == CaseTally()
 
 

@@ -11,6 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..run_figures import rate_text
 from ..wording import quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
@@ -214,8 +215,8 @@ def handle(args: Arguments) -> int:
         table.add_column(column, justify=justify)
     table.add_row(
         "Pass rate",
-        f"{float(base.pass_rate) * 100:.1f}% ({base.passed_count}/{base.answered_count})",
-        f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
+        rate_text(base),
+        rate_text(run),
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
     table.add_row(

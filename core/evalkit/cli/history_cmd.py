@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocols import ResultRepository
 
+from ..run_figures import rate_cell
 from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .names import SetIdentifier
@@ -161,7 +162,7 @@ def handle(args: Arguments) -> int:
             shown = out.text("[red]{}[/red]", shown)
         rows.append([
             format_date(run.started_at), run.id, measured_label(run), run.grader,
-            status_label(run, alive.get(run.id)), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", cost_cell(run), shown,
+            status_label(run, alive.get(run.id)), rate_cell(run), f"{run.mean_score:.3f}" if run.scored_count else "—", cost_cell(run), shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)

@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import UsageError
+from ..run_figures import rate_text
 from .app import Arguments
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -66,10 +67,10 @@ class ProviderResult:
         """The pass rate's 95 % Wilson interval (``None`` when nothing was answered)."""
         from ..stats.intervals import wilson_interval
 
-        answered = self.run.answered_count
-        if not answered:
+        scored = self.run.scored_count  # the cases the pass rate is over (evalkit.run_figures)
+        if not scored:
             return None
-        found = wilson_interval(min(self.run.passed_count, answered), answered)
+        found = wilson_interval(min(self.run.passed_count, scored), scored)
         return found.low, found.high
 
     @property
@@ -163,7 +164,7 @@ def render_summary(out: Any, set_identifier: str, results: Sequence[ProviderResu
     for r in results:
         interval = r.interval
         rows.append([
-            r.provider, r.run.id, f"{float(r.run.pass_rate) * 100:.1f}% ({r.run.passed_count}/{r.run.answered_count})",
+            r.provider, r.run.id, rate_text(r.run),
             f"{interval[0] * 100:.1f}–{interval[1] * 100:.1f}%" if interval is not None else "—",
             f"{r.run.mean_score:.3f}", f"{r.latency_p50_s * 1000:.0f}" if r.latency_p50_s is not None else "—", r.verdict,
         ])  # fmt: skip

@@ -13,6 +13,7 @@ import sys
 
 from ..jsontext import scalar_text
 from ..prompts import displayed_check_name
+from ..run_figures import answered_text, rate_text
 from ..shapes import clipped
 from ..wording import counted, quoted
 
@@ -375,8 +376,8 @@ def render_summary(out: Output, run: Run) -> None:
     if base is not None:
         out.print(f"System:     {base}")
     out.print(f"Grader:     {run.grader}")
-    out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
-    out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
+    out.print(f"Status:     {run.status.value}, {answered_text(run)}")
+    out.print(f"Pass rate:  {rate_text(run)}")
     repeats = (run.metrics or {}).get("repeats")
     if isinstance(repeats, dict) and isinstance(repeats.get("answers_per_case"), int):
         out.print(
@@ -657,6 +658,8 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
         "answered": run.answered_count,
         "passed": run.passed_count,
         "errored": run.errored_count,
+        # the cases pass_rate and mean_score are over: answered, not errored (evalkit.run_figures)
+        "scored": run.scored_count,
         "pass_rate": float(run.pass_rate),
         "mean_score": run.mean_score,
     }

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from .console import Output
 
+from ..run_figures import answered_text, rate_text
 from ..wording import counted, path_named, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
@@ -420,7 +421,7 @@ def render_outcome(
     where = f"{deployment.name} ({deployment.source})" if deployment.name else "(none: the retriever got no options)"
     out.print(f"Retriever:      {run.retriever}")
     out.print(f"Deployment:     {where}")
-    out.print(f"Status:         {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
+    out.print(f"Status:         {run.status.value}, {answered_text(run, 'question')}")
     n = metrics.question_count
     if not n and run.errored_count:
         # Every question errored: "0.0% (0/0)", MRR 0.000 and "p50 0.0 ms" read as measurements of
@@ -431,7 +432,8 @@ def render_outcome(
         _render_provenance(out, outcome)
         _render_regression(out, outcome, fail_on_new_failures, fail_on_inconclusive)
         return
-    out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
+    # the run's pass rate is its top-1 hit rate, said as every command says it (evalkit.run_figures)
+    out.print(f"Top-1 hit rate: {rate_text(run)}")
     out.print(f"Top-3 hit rate: {_percent(metrics.top3_hit_rate)} ({metrics.top3_hits}/{n})")
     if run.errored_count:
         out.print(f"                (rates over the {counted(n, 'scored question')}; {run.errored_count} errored)")

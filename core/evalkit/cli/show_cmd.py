@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocols import ResultRepository
 
-from ..wording import counted
+from ..run_figures import answered_text, rate_text
 from .app import Arguments, EvalkitCommand, arguments
 from .names import RunId
 from .params import global_options
@@ -200,9 +200,7 @@ def _print_tables(
     out.print(f"Grader:     {run.grader}")
     # an errored case is stored, and counted among the answered ones: "4 of 4 answered" beside
     # "1 errored" read as a contradiction
-    errored = f", {run.errored_count} errored" if run.errored_count else ""
-    answered = max(0, run.answered_count - run.errored_count)
-    out.print(f"Status:     {run.status.value}, {answered} of {counted(run.case_count, 'case')} answered{errored}")
+    out.print(f"Status:     {run.status.value}, {answered_text(run)}")
     if live is not None and live.gone:
         from ..config import load_config
         from ..leases import gone_sentence
@@ -211,7 +209,7 @@ def _print_tables(
         # the configured aliases and repeats: a run given another --model or --repeats is continued
         # with it; in the store and with the configuration this command was given
         out.print(f"            {gone_sentence(run, live, continuing_defaults(args, load_config(beside.config_path)))}")
-    out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
+    out.print(f"Pass rate:  {rate_text(run)}")
     out.print(f"Mean score: {run.mean_score:.3f}")
     measures = _retrieval_measures(run) if retrieval else None
     if measures is not None:

@@ -92,11 +92,14 @@ def _number(value: Any) -> float | None:
 
 
 def figures_of(run: Run) -> dict[str, float | None]:
-    """The headline numbers of one run by key: ``pass_rate``/``mean_score`` for a prompt run;
+    """The headline numbers of one run by key: ``pass_rate``/``mean_score`` for a prompt run (over
+    its scored cases, :attr:`~evalkit.runs.Run.pass_rate`);
     ``hit_at_1``/``hit_at_3``/``mrr_at_k``/``ndcg_at_k`` for a retrieval run (read from its stored
     metrics; the hit rates fall back to the stored pass rate and mean score; all ``None`` for a
     run whose every question errored: it measured nothing)."""
     if run.kind is not RunKind.RETRIEVAL:
+        if not run.scored_count and run.errored_count:
+            return {"pass_rate": None, "mean_score": None}  # every case errored: nothing was measured
         return {"pass_rate": float(run.pass_rate), "mean_score": float(run.mean_score)}
     metrics = _retrieval_metrics(run)
     if metrics.get("question_count") == 0 and run.errored_count:

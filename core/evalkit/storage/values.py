@@ -447,7 +447,8 @@ class CaseTally:
     reading them back: the aggregates, who answered and under which yardsticks.
 
     ``identities`` counts the answered (not errored) cases per serving identity (``None``: the
-    case carries none); ``yardsticks`` are the non-empty yardsticks of those cases.
+    case carries none); ``yardsticks`` are the non-empty yardsticks of those cases. ``score_sum``
+    sums the scored (not errored) cases' scores, what :attr:`~evalkit.runs.Run.mean_score` is over.
     """
 
     answered: int = 0

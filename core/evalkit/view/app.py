@@ -37,6 +37,7 @@ from ..errors import StorageError
 from ..leases import status_label
 from ..privacy import scrub
 from ..reports.escape import visible
+from ..run_figures import answered_text
 from ..storage.urls import redact_url
 from . import urls
 from .compare_page import build_compare_page
@@ -141,6 +142,7 @@ class _Pages:
             date=_date,
             day=_day,
             percent=_percent,
+            answered=answered_text,
             verdict_class=_verdict_class,
             sorts=SORTS,
             store=redact_url(settings.database_url),

@@ -26,6 +26,7 @@ from importlib import resources
 
 from evalkit.reports import CHANGE_SECTIONS, Report
 from evalkit.reports.escape import Html
+from evalkit.run_figures import answered_text
 from evalkit.runs import CaseResult
 from evalkit.wording import counted
 
@@ -99,8 +100,7 @@ class HtmlReporter:
             ("Retriever" if report.retrieval else "Identity", report.identity),
             ("Grader", run.grader),
             *((("Cost", report.cost),) if report.cost is not None else ()),
-            ("Status", f"{run.status.value}, {run.answered_count} of {run.case_count} answered"
-             + (f", {run.errored_count} errored" if run.errored_count else "")),
+            ("Status", f"{run.status.value}, {answered_text(run, 'question' if report.retrieval else 'case')}"),
             ("Privacy", run.privacy),
             ("Label", run.label or "—"),
             ("Started", _date(run.started_at)),

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 
 from evalkit.reports import Report
 from evalkit.reports.escape import Html, Markdown
+from evalkit.run_figures import answered_text
 from evalkit.runs import CaseResult
-from evalkit.wording import counted
 
 __all__ = ["MarkdownReporter", "STEP_SUMMARY"]
 
@@ -48,7 +48,7 @@ class MarkdownReporter:
         run = report.run
         word = report.verdict_word
         icon = _ICONS.get(word, "❌" if report.gate_failed else "⚠️")
-        answered = Markdown(f"{run.answered_count} of {counted(run.case_count, 'question' if report.retrieval else 'case')} answered")
+        answered = Markdown(answered_text(run, "question" if report.retrieval else "case"))
         lines = [
             Markdown.fill(
                 "**{icon} {word}** — {set}, run {run}: {sentence}",

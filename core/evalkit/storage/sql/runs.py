@@ -190,8 +190,9 @@ class RunsAndCases(SqlStore):
                 self.Run.answered_count: answered,
                 self.Run.passed_count: passed,
                 self.Run.errored_count: errored,
-                self.Run.pass_rate: passed / answered if answered else 0.0,
-                self.Run.mean_score: score_sum / answered if answered else 0.0,
+                # over the scored cases, as Run.pass_rate and Run.mean_score: an errored case is counted apart
+                self.Run.pass_rate: passed / (answered - errored) if answered > errored else 0.0,
+                self.Run.mean_score: score_sum / (answered - errored) if answered > errored else 0.0,
                 self.Run.verified: identity is not None,
                 self.Run.identity_note: identity_note,
                 self.Run.reported_model: identity.reported_model if identity else None,
@@ -233,15 +234,17 @@ class RunsAndCases(SqlStore):
                 self.Run.update({self.Run.provenance: dump_json(revised)}).where(self.Run.id == run_id).execute()
 
     def _aggregates(self, run_id: str) -> tuple[int, int, int, float]:
-        """Answered, passed and errored counts (counted in SQL) and the exact sum of the scores
-        (``math.fsum`` over the one score column, read without building a row object)."""
+        """Answered, passed and errored counts (counted in SQL) and the exact sum of the scored
+        (not errored) cases' scores (``math.fsum`` over the one score column, read without building
+        a row object): the mean score is over the scored cases, as :attr:`evalkit.runs.Run.mean_score`."""
         C = self.Case
         passed_one = pw.Case(None, ((C.passed, 1),), 0)
         errored_one = pw.Case(None, ((C.errored, 1),), 0)
         query = C.select(pw.fn.COUNT(C.id), pw.fn.SUM(passed_one), pw.fn.SUM(errored_one)).where(C.run == run_id)
         answered, passed, errored = query.tuples().get()
         # The scores straight from the driver's cursor: peewee's per-row handling was a third of this method.
-        scores = self.db.execute_sql(*C.select(C.score).where(C.run == run_id).sql())
+        scored = C.select(C.score).where((C.run == run_id) & (C.errored == False))  # noqa: E712 - a SQL expression
+        scores = self.db.execute_sql(*scored.sql())
         return answered or 0, int(passed or 0), int(errored or 0), math.fsum(map(operator.itemgetter(0), scores))
 
     @guarded
