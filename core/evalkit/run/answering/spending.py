@@ -30,7 +30,7 @@ import attrs
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
 from ...components import answered_by, declared, judge_instance, plugin_called, same_generator
-from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
+from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of, run_spend, stored_replies
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...wording import argument, quoted, table_key
@@ -405,26 +405,6 @@ class AnswerExtras:
         )
 
 
-def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
-    """A run's spend from its cases' stored usage (``rows``: ``(usage, judge usage, answer
-    source, errored, requests)`` per case, see :class:`~evalkit.storage.RunSpending`). A case
-    stored before its requests were counted (``None``) counts one, as it did then."""
-    spend = RunSpend.priced(pricing)
-    for usage, judge_usage, source, errored, requests in rows:
-        replies = _replies(usage, errored, requests)
-        spend.add_case(usage, judge_usage, source, asked=replies > 0, requests=replies)
-    return spend
-
-
-def _replies(usage: Usage | None, errored: bool, requests: int | None) -> int:
-    """The generator requests a stored case counts (a :class:`~evalkit.storage.RunSpending` row's):
-    its ``requests``; for a case stored before they were counted (``None``) one, unless it errored
-    with no usage — it never got an answer (a failed request), and nothing was reported."""
-    if requests is None:
-        return 0 if errored and usage is None else 1
-    return requests
-
-
 @attrs.frozen
 class SpendingPlan:
     """What a prompt run was asked to do besides asking for every answer: ``budget`` (an amount in
@@ -468,7 +448,7 @@ class SpendingPlan:
                 for usage, judge_usage, source, errored, requests in store.spending.case_usage(part.run_id):
                     if not errored and not source:
                         guard.measure(usage, answers=self.repeats)
-                        made = _replies(usage, errored, requests)
+                        made = stored_replies(usage, errored, requests)
                         paid = cost_of(usage, guard.price) if guard.price is not None and made else None
                         guard.observe(paid, made)
                     guard.observe(None, 0, judge_usage)
@@ -525,7 +505,7 @@ def budget_spent(
         for call in judge_usage:
             cost = cost_of(call, judge) if judge is not None else None
             judged += cost if cost is not None else Decimal(0)
-        made = _replies(usage, errored, requests)
+        made = stored_replies(usage, errored, requests)
         if source or not made:
             continue  # reused, or no reply
         cost = cost_of(usage, generator) if generator is not None else None
