@@ -941,3 +941,24 @@ def test_a_budget_stops_the_judge_calls_of_reused_answers(evalkit_cli, project, 
     resumed = evalkit_cli(*resume_words(" ".join(document["notes"])), "--json", env=env)  # the budget it is told finishes it
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert resumed.json()["status"] == "complete" and resumed.json()["spend"]["judge"]["requests"] == 6
+
+
+def test_a_request_that_failed_without_a_reply_costs_the_budget_nothing(evalkit_cli, project, chat_server) -> None:
+    """A request that got no reply (HTTP 500 on every attempt) was charged its estimate by the
+    running process, though the run's cost and a resume count it as nothing (no tokens were
+    reported): ``--budget 0.05`` stopped after 1 of 6 cases saying ``spent 0.012 EUR of a budget of
+    0.05 EUR`` — 0.038 left, the next request estimated at 0.022. It now costs the budget nothing
+    (``--max-requests`` still counts it, as one)."""
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    for number in range(2, 5):  # request 1 is the free readiness probe; the first case's 3 attempts fail
+        chat_server.fail_at(number, Fault.http_error(500))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.05", "--json", env=env)
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    document = stopped.json()
+    (note,) = [note for note in document["notes"] if "budget reached" in note]
+    # each reply costs 0.012 EUR and each request is estimated at 0.022: three fit in 0.05, a fourth does not
+    assert "budget reached after 3 of 6 cases (spent 0.036 EUR of a budget of 0.05 EUR)" in note, note
+    assert document["spend"]["generator"]["requests"] == 3 and document["errored"] == 1

@@ -333,7 +333,10 @@ class SpendGuard:
         self.in_flight -= reserved.total
         self.in_flight_requests -= 1
         known = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
-        spent = known if known is not None else reserved.generator  # no usage reported: the estimate is what is known
+        # a request that failed without a reply costs nothing, as it does read back (budget_spent)
+        # and in the run's spend; a reply that reported no usage costs its estimate: what is known
+        replied = not getattr(case, "errored", False) or bool(getattr(case, "requests", None))
+        spent = known if known is not None else reserved.generator if replied else Decimal(0)
         # a conversation's model turns each count; a request that got no reply still went out
         made = max(1, getattr(case, "requests", None) or 0)
         if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
