@@ -93,6 +93,28 @@ def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing
     assert limited.admit(prompt).total == 0 and limited.admit(prompt) is None and limited.stopped == "the limit of 1 request reached"
 
 
+def test_the_judge_calls_on_a_reused_answer_are_held_to_the_budget_but_not_to_the_request_limit() -> None:
+    """A reused answer takes no request, and its judge calls were counted once paid, never
+    admitted: a run of reused answers passed its budget by every judge call. They now reserve
+    their estimate as a request's do (waiting while anything is in flight), and ``--max-requests``,
+    which counts the generator's requests, neither counts nor stops them."""
+    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
+    guard = SpendGuard(Decimal("0.7"), None, Price(1000, 2000), Price(1000, 2000), output_tokens=1, judge_calls=1)
+    first = guard.admit_judging(prompt)  # (14 + 1 + 300) prompt tokens, 50 completion tokens
+    assert isinstance(first, Reservation) and (first.generator, first.judge) == (Decimal(0), Decimal("0.415"))
+    assert guard.admit_judging(prompt) == "wait" and guard.in_flight_requests == 0
+    judged = SimpleNamespace(usage=None, judge_usage=(Usage(input_tokens=300, output_tokens=10),))
+    guard.settle_judging(first, judged)
+    assert (guard.spent, guard.requests, guard.in_flight, guard.in_flight_judging) == (Decimal("0.32"), 0, 0, 0)
+    second = guard.admit_judging(prompt)  # now at what a judged answer cost: 0.32
+    assert second.total == Decimal("0.32")
+    guard.settle_judging(second, judged)
+    assert guard.admit_judging(prompt) is None and guard.stopped == "budget reached" and guard.refused == Decimal("0.32")
+    limited = SpendGuard(None, 1, None, Price(1000, 2000), judge_calls=1)
+    assert isinstance(limited.admit(prompt), Reservation) and limited.admit(prompt) is None, "the one request the limit allows"
+    assert isinstance(limited.admit_judging(prompt), Reservation), "a reused answer asks the generator nothing"
+
+
 def test_an_errored_answers_spend_counts_but_never_its_size_in_the_budgets_estimate() -> None:
     """The budget's running mean of an answer's size took in an errored case's usage (what its
     replies before the failure reported): a conversation cut after one long turn, a case a limit

@@ -36,6 +36,8 @@ __all__ = [
     "format_amount",
     "parse_amount",
     "price_from_mapping",
+    "run_spend",
+    "stored_replies",
 ]
 
 DEFAULT_CURRENCY = "USD"
@@ -273,3 +275,24 @@ def spend_tokens(spend: Mapping[str, Any] | None) -> int | None:
         if isinstance(tally, Mapping) and type(tally.get("total_tokens")) is int:
             total += tally["total_tokens"]
     return total
+
+
+def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
+    """A run's spend from its cases' stored usage (``rows``: ``(usage, judge usage, answer
+    source, errored, requests)`` per case, see :class:`~evalkit.storage.RunSpending`), priced as
+    its stored ``pricing`` says. A case stored before its requests were counted (``None``) counts
+    one, as it did then."""
+    spend = RunSpend.priced(pricing)
+    for usage, judge_usage, source, errored, requests in rows:
+        replies = stored_replies(usage, errored, requests)
+        spend.add_case(usage, judge_usage, source, asked=replies > 0, requests=replies)
+    return spend
+
+
+def stored_replies(usage: Usage | None, errored: bool, requests: int | None) -> int:
+    """The generator requests a stored case counts (a :class:`~evalkit.storage.RunSpending` row's):
+    its ``requests``; for a case stored before they were counted (``None``) one, unless it errored
+    with no usage — it never got an answer (a failed request), and nothing was reported."""
+    if requests is None:
+        return 0 if errored and usage is None else 1
+    return requests

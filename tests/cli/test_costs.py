@@ -907,3 +907,58 @@ def test_a_budget_with_a_judge_priced_in_another_currency_is_refused_before_anyt
     assert refused.code == 2, refused.stdout + refused.stderr
     assert '--budget is an amount in "EUR"' in refused.stderr and 'judge "judge" is priced in "USD"' in refused.stderr
     assert completions(chat_server) == []
+
+
+def test_a_budget_stops_the_judge_calls_of_reused_answers(evalkit_cli, project, chat_server) -> None:
+    """An answer reused from a stored run (``--answers-from``, ``--cache``) takes no request, but a
+    judge grader's calls on it are paid: they were counted once made, never held to the budget, so
+    six reused answers judged at about 0.157 EUR each took a run with ``--budget 0.5`` to 0.94 EUR,
+    complete, exit 0. They now reserve their judge calls' estimate as a request does, and the run
+    stops before passing the budget, saying so."""
+    from tests.plugins.judge_support import decision_reply, user_message
+    from tests.support.providers import openai_provider_table
+
+    chat_server.responder = lambda body: decision_reply(4) if "<<<" in user_message(body) else arithmetic(body)
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    with (project / "evalkit.toml").open("a") as config:
+        config.write("\n" + openai_provider_table("judge", chat_server.base_url, "judge-alias") + PRICES + "\n")
+    judged = ("run", "arith.basic", "--provider", "prod", "--grader", "decision", "--judge", "judge", "--json")
+    source = evalkit_cli(*judged, env=env)
+    assert source.code == 0, source.stderr
+    judge_cost = Decimal(source.json()["spend"]["judge"]["cost"])
+    assert judge_cost > Decimal("0.9"), "six judge calls cost more than the budget below"
+    asked = len(completions(chat_server))
+    reused = evalkit_cli(*judged, "--answers-from", source.json()["run_id"], "--budget", "0.5", env=env)
+    assert reused.code == 3, reused.stdout + reused.stderr
+    document = reused.json()
+    spend = document["spend"]
+    assert spend["answers_reused"] >= 1 and spend["generator"]["requests"] == 0
+    assert 1 <= spend["judge"]["requests"] < 6 and Decimal(spend["cost"]) <= Decimal("0.5"), spend
+    assert len(completions(chat_server)) - asked == spend["judge"]["requests"], "only the judge was asked"
+    assert document["status"] == "incomplete"
+    assert "a spending limit stopped it: the budget of 0.5 EUR reached" in document["verdict"]["reason"], document["verdict"]
+    assert document["limit_stops"]["*"]["limit"] == "budget"
+    resumed = evalkit_cli(*resume_words(" ".join(document["notes"])), "--json", env=env)  # the budget it is told finishes it
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert resumed.json()["status"] == "complete" and resumed.json()["spend"]["judge"]["requests"] == 6
+
+
+def test_a_request_that_failed_without_a_reply_costs_the_budget_nothing(evalkit_cli, project, chat_server) -> None:
+    """A request that got no reply (HTTP 500 on every attempt) was charged its estimate by the
+    running process, though the run's cost and a resume count it as nothing (no tokens were
+    reported): ``--budget 0.05`` stopped after 1 of 6 cases saying ``spent 0.012 EUR of a budget of
+    0.05 EUR`` — 0.038 left, the next request estimated at 0.022. It now costs the budget nothing
+    (``--max-requests`` still counts it, as one)."""
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    for number in range(2, 5):  # request 1 is the free readiness probe; the first case's 3 attempts fail
+        chat_server.fail_at(number, Fault.http_error(500))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.05", "--json", env=env)
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    document = stopped.json()
+    (note,) = [note for note in document["notes"] if "budget reached" in note]
+    # each reply costs 0.012 EUR and each request is estimated at 0.022: three fit in 0.05, a fourth does not
+    assert "budget reached after 3 of 6 cases (spent 0.036 EUR of a budget of 0.05 EUR)" in note, note
+    assert document["spend"]["generator"]["requests"] == 3 and document["errored"] == 1

@@ -77,6 +77,39 @@ def test_a_shard_that_finishes_late_with_an_older_view_does_not_reopen_the_run(r
     assert late.status is RunStatus.COMPLETE and late.identity == IDENTITY and late.finished_at == 2_000.0
 
 
+def test_a_shards_case_stored_after_another_shard_closed_the_run_is_in_its_figures_and_spend(repo) -> None:
+    """Shard 1, stopped by the run's budget, read what was spent (cases a, b), then closed the run
+    ``incomplete`` — by then shard 2 had stored c, and its request in flight was answered after
+    (d). Shard 2 finished its slice (``running``: the run is short of its budget-stopped cases), and
+    the run kept shard 1's figures: 2 answered, 2 requests in its spend, where 4 cases are stored.
+    The spend kept is summed from the stored cases under the run's lock, at the run's prices, and a
+    late finisher still counts what it stored (status and finish time stay shard 1's)."""
+    import attrs
+    from evalkit.answers import Usage
+    from evalkit.costs import Price, run_spend
+
+    pricing = {"generator": Price(1000, 2000, "EUR").as_mapping()}
+    repo.begin_run(header("r1", cases=6, pricing=pricing))
+    usage = Usage(input_tokens=10, output_tokens=1, total_tokens=11)
+
+    def answered(*ids: str) -> list[CaseResult]:
+        return [attrs.evolve(case(i), usage=usage, requests=1) for i in ids]
+
+    repo.record_cases("r1", answered("a", "b"), "metadata")  # shard 1's
+    shard_1_view = run_spend(pricing, repo.case_usage("r1")).document()
+    repo.record_cases("r1", answered("c"), "metadata")  # shard 2's, meanwhile
+    repo.finish_run("r1", "incomplete", 2_000.0, identity=IDENTITY, spend=shard_1_view)
+    repo.record_cases("r1", answered("d"), "metadata")  # shard 2's request in flight, answered after
+    shard_2_view = run_spend(pricing, repo.case_usage("r1")).document()
+    late = repo.finish_run("r1", "running", 2_001.0, identity=None, spend=shard_2_view)
+    assert late.status is RunStatus.INCOMPLETE and late.finished_at == 2_000.0 and late.identity == IDENTITY
+    assert (late.answered_count, late.passed_count) == (4, 4)
+    assert late.spend["generator"]["requests"] == 4 and late.spend["generator"]["prompt_tokens"] == 40
+    assert late.spend["cost"] == "0.048" and late.spend["currency"] == "EUR"  # 4 x (10 x 1000 + 1 x 2000) / 1e6
+    kept = repo.get_run("r1", with_cases=False)
+    assert kept.spend == late.spend and kept.answered_count == 4
+
+
 def test_mark_status_never_touches_a_complete_run(repo) -> None:
     repo.begin_run(header("r1", cases=1))
     repo.mark_status("r1", "interrupted")

@@ -282,6 +282,10 @@ class _Answerer:
                 extras.keep(key, reply, identity, bound.instance, bound.alias)
             source = None
         else:
+            if extras.guard is not None:  # no request, but the judge calls on it are paid: held to the budget
+                reserved = await extras.guard.admitted(prompt, judging_only=True)
+                if reserved is None:
+                    return None
             reply, identity, source = reused.answer, reused.identity, reused.source
             if source == "cache":
                 extras.from_cache += 1
@@ -306,11 +310,11 @@ class _Answerer:
             transcript=getattr(reply, "transcript", ()),
             requests=requests,
         )
-        if extras.guard is not None:
-            if reserved is not None:
+        if extras.guard is not None and reserved is not None:
+            if source is None:
                 extras.guard.settle(reserved, case)
             else:
-                extras.guard.add_judge(case.judge_usage)
+                extras.guard.settle_judging(reserved, case)
         return case
 
     async def _generate(

@@ -30,7 +30,7 @@ import attrs
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
 from ...components import answered_by, declared, judge_instance, plugin_called, same_generator
-from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
+from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of, run_spend, stored_replies
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...wording import argument, quoted, table_key
@@ -158,6 +158,8 @@ class SpendGuard:
     requests: int = 0
     in_flight: Decimal = Decimal(0)
     in_flight_requests: int = 0
+    #: Reused answers whose judge calls are in flight (:meth:`admit_judging`): no generator request.
+    in_flight_judging: int = 0
     stopped: str | None = None
     #: The estimate of the request the budget refused (``None``: none was refused).
     refused: Decimal | None = None
@@ -235,31 +237,56 @@ class SpendGuard:
             if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
                 self.stopped = requests_reached(self.max_requests)
                 return None
-        if self.budget is not None and self.spent + self._in_flight_worth() + cost > self.budget:
-            if self.in_flight_requests:
-                return "wait"
-            self.stopped = "budget reached"
-            self.refused = cost
-            return None
+        if self._over_budget(cost):
+            return "wait" if self.in_flight_requests or self.in_flight_judging else self._refuse(cost)
         self.in_flight += cost
         self.in_flight_requests += 1
         return reservation
 
+    def admit_judging(self, prompt: GoldenPrompt) -> Reservation | None | Literal["wait"]:
+        """The estimate reserved for the judge calls on a reused answer to ``prompt`` (the answer
+        cache's, a stored run's: no generator request, so ``--max-requests`` does not count it),
+        held to the budget as a request's are (:meth:`admit`); ``None``: the budget stops it;
+        ``"wait"``: only what is in flight stands in the way."""
+        if self.stopped is not None and not self.stopped.startswith(REQUEST_LIMIT_REACHED):
+            return None
+        reservation = Reservation(Decimal(0), self.judge_estimate(prompt))
+        cost = reservation.total
+        if cost and self.refresh is not None and self._refreshed_at != self._settled and self._near_limit(cost):
+            self._refresh()
+        if cost and self._over_budget(cost):
+            return "wait" if self.in_flight_requests or self.in_flight_judging else self._refuse(cost)
+        self.in_flight += cost
+        self.in_flight_judging += 1
+        return reservation
+
+    def _over_budget(self, cost: Decimal) -> bool:
+        """True when what was spent, plus what is in flight, plus ``cost`` passes the budget."""
+        return self.budget is not None and self.spent + self._in_flight_worth() + cost > self.budget
+
+    def _refuse(self, cost: Decimal) -> None:
+        """Stop at the budget, keeping the estimate it refused (what the resume is told to allow)."""
+        self.stopped = "budget reached"
+        self.refused = cost
+        return None
+
     def _in_flight_worth(self) -> Decimal:
         """What the requests in flight are expected to cost: what was reserved for them, or, when
         the replies that settled since cost more a request (and their judge calls more an answer),
-        that mean for each — they were reserved at an estimate the run has since learnt was low."""
+        that mean for each — they were reserved at an estimate the run has since learnt was low (a
+        reused answer's judge calls in flight count the judge's mean alone)."""
         floor = Decimal(0)
         if self._paid_requests:
-            floor += self._paid / self._paid_requests
+            floor += self._paid / self._paid_requests * self.in_flight_requests
         if self._judged:
-            floor += self._judged_cost / self._judged
-        return max(self.in_flight, floor * self.in_flight_requests)
+            floor += self._judged_cost / self._judged * (self.in_flight_requests + self.in_flight_judging)
+        return max(self.in_flight, floor)
 
-    async def admitted(self, prompt: GoldenPrompt) -> Reservation | None:
-        """:meth:`admit`, waiting while the requests in flight settle; ``None``: no more requests."""
+    async def admitted(self, prompt: GoldenPrompt, *, judging_only: bool = False) -> Reservation | None:
+        """:meth:`admit` (``judging_only``: :meth:`admit_judging`), waiting while the requests in
+        flight settle; ``None``: no more requests."""
         while True:
-            decision = self.admit(prompt)
+            decision = self.admit_judging(prompt) if judging_only else self.admit(prompt)
             if decision != "wait":
                 return decision  # type: ignore[return-value]
             if self._settled_event is None:
@@ -291,12 +318,25 @@ class SpendGuard:
             self._judged_cost += sum(costs, Decimal(0))  # type: ignore[arg-type]
             self._judged += 1
 
+    def settle_judging(self, reserved: Reservation, case: CaseResult) -> None:
+        """Count what the judge calls on ``case``'s reused answer cost, releasing ``reserved``
+        (:meth:`admit_judging`)."""
+        self.in_flight -= reserved.total
+        self.in_flight_judging -= 1
+        self.add_judge(case.judge_usage)
+        self._settled += 1
+        if self._settled_event is not None:
+            self._settled_event.set()
+
     def settle(self, reserved: Reservation, case: CaseResult) -> None:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
         self.in_flight -= reserved.total
         self.in_flight_requests -= 1
         known = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
-        spent = known if known is not None else reserved.generator  # no usage reported: the estimate is what is known
+        # a request that failed without a reply costs nothing, as it does read back (budget_spent)
+        # and in the run's spend; a reply that reported no usage costs its estimate: what is known
+        replied = not getattr(case, "errored", False) or bool(getattr(case, "requests", None))
+        spent = known if known is not None else reserved.generator if replied else Decimal(0)
         # a conversation's model turns each count; a request that got no reply still went out
         made = max(1, getattr(case, "requests", None) or 0)
         if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
@@ -405,26 +445,6 @@ class AnswerExtras:
         )
 
 
-def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
-    """A run's spend from its cases' stored usage (``rows``: ``(usage, judge usage, answer
-    source, errored, requests)`` per case, see :class:`~evalkit.storage.RunSpending`). A case
-    stored before its requests were counted (``None``) counts one, as it did then."""
-    spend = RunSpend.priced(pricing)
-    for usage, judge_usage, source, errored, requests in rows:
-        replies = _replies(usage, errored, requests)
-        spend.add_case(usage, judge_usage, source, asked=replies > 0, requests=replies)
-    return spend
-
-
-def _replies(usage: Usage | None, errored: bool, requests: int | None) -> int:
-    """The generator requests a stored case counts (a :class:`~evalkit.storage.RunSpending` row's):
-    its ``requests``; for a case stored before they were counted (``None``) one, unless it errored
-    with no usage — it never got an answer (a failed request), and nothing was reported."""
-    if requests is None:
-        return 0 if errored and usage is None else 1
-    return requests
-
-
 @attrs.frozen
 class SpendingPlan:
     """What a prompt run was asked to do besides asking for every answer: ``budget`` (an amount in
@@ -468,7 +488,7 @@ class SpendingPlan:
                 for usage, judge_usage, source, errored, requests in store.spending.case_usage(part.run_id):
                     if not errored and not source:
                         guard.measure(usage, answers=self.repeats)
-                        made = _replies(usage, errored, requests)
+                        made = stored_replies(usage, errored, requests)
                         paid = cost_of(usage, guard.price) if guard.price is not None and made else None
                         guard.observe(paid, made)
                     guard.observe(None, 0, judge_usage)
@@ -525,7 +545,7 @@ def budget_spent(
         for call in judge_usage:
             cost = cost_of(call, judge) if judge is not None else None
             judged += cost if cost is not None else Decimal(0)
-        made = _replies(usage, errored, requests)
+        made = stored_replies(usage, errored, requests)
         if source or not made:
             continue  # reused, or no reply
         cost = cost_of(usage, generator) if generator is not None else None

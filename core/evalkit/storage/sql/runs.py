@@ -14,6 +14,7 @@ from typing import Any
 import peewee as pw
 
 from ...answers import ServingIdentity
+from ...costs import run_spend
 from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK
 from ...runs import CaseResult, Run, RunStatus
@@ -169,14 +170,23 @@ class RunsAndCases(SqlStore):
         """Recompute aggregates from the stored cases and set the status, in one transaction.
 
         Concurrent finishers of one run (its shards) are serialised on the run row. A shard that
-        asks for ``running`` after another shard already closed the run with every case leaves the
-        run as that shard stored it: its own view of the cases was older. A run left ``running``
-        (a shard in, others still to come) keeps no ``finished_at``: a running run has no finish
-        time, whatever its shards' finishes said. The run is returned with its cases unless
-        ``with_cases`` is false (its aggregates are then the stored ones).
+        asks for ``running`` after another shard already closed the run leaves its status, serving
+        identity, metrics and provenance as that shard stored them (its own view of the cases was
+        older), but not its figures: a shard a spending limit stopped closes the run
+        ``incomplete`` while another shard still has a case in flight, and that case, stored
+        after, is counted. A run left ``running`` (a shard in, others still to come) keeps no
+        ``finished_at``: a running run has no finish time, whatever its shards' finishes said. The
+        run is returned with its cases unless ``with_cases`` is false (its aggregates are then the
+        stored ones).
+
+        ``spend`` (any value: the caller's reckoning) asks for the run's spend to be kept; what is
+        kept is summed here, in the same transaction, from every case stored by then at the
+        prices stored with the run (:func:`evalkit.costs.run_spend`), not the caller's document:
+        the caller read the cases before, and a shard finishing at the same moment may have stored
+        one since — the last finisher's sum is every case's.
         """
         with self._atomic():
-            locked = self.Run.select(self.Run.status).where(self.Run.id == run_id)
+            locked = self.Run.select(self.Run.status, self.Run.pricing).where(self.Run.id == run_id)
             current = (locked if self.is_sqlite else locked.for_update()).first()
             if current is None:
                 raise StorageError(f"run {run_id} is not in the store, so it cannot be finished")
@@ -184,15 +194,21 @@ class RunsAndCases(SqlStore):
             if status == RunStatus.RUNNING.value and current.status in closed:
                 status = ""
             answered, passed, errored, score_sum = self._aggregates(run_id)
-            update: dict[Any, Any] = {
-                self.Run.status: status,
-                self.Run.finished_at: None if status == RunStatus.RUNNING.value else finished_at,
+            figures: dict[Any, Any] = {
                 self.Run.answered_count: answered,
                 self.Run.passed_count: passed,
                 self.Run.errored_count: errored,
                 # over the scored cases, as Run.pass_rate and Run.mean_score: an errored case is counted apart
                 self.Run.pass_rate: passed / (answered - errored) if answered > errored else 0.0,
                 self.Run.mean_score: score_sum / (answered - errored) if answered > errored else 0.0,
+            }
+            if spend is not None:
+                summed = run_spend(stored_mapping(current.pricing), self.case_usage(run_id))
+                figures[self.Run.spend] = dump_json(summed.document())
+            update: dict[Any, Any] = {
+                self.Run.status: status,
+                self.Run.finished_at: None if status == RunStatus.RUNNING.value else finished_at,
+                **figures,
                 self.Run.verified: identity is not None,
                 self.Run.identity_note: identity_note,
                 self.Run.reported_model: identity.reported_model if identity else None,
@@ -208,12 +224,10 @@ class RunsAndCases(SqlStore):
                 update[self.Run.metrics] = dump_json(metrics)
             if provenance is not None:
                 update[self.Run.provenance] = dump_json(provenance)
-            if spend is not None:
-                update[self.Run.spend] = dump_json(spend)
             if answers_reused is not None:
                 update[self.Run.answers_reused] = answers_reused
-            if status:
-                self.Run.update(update).where(self.Run.id == run_id).execute()
+            # a finisher whose view was older than the run's close still counts what it stored
+            self.Run.update(update if status else figures).where(self.Run.id == run_id).execute()
         run = self.get_run(run_id, with_cases=with_cases)
         if run is None:
             raise StorageError(f"run {run_id} disappeared while it was being finished")
