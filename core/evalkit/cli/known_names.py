@@ -25,11 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["SUGGESTION_RUNS", "require_known_names", "stored_run_suggestion"]
+from ..run_lookup import SUGGESTION_RUNS
 
-#: How many of the newest runs are read for the names a filter is checked against and suggested
-#: from (the set's runs for a filter, every set's for a mistyped set).
-SUGGESTION_RUNS = 1000
+__all__ = ["SUGGESTION_RUNS", "require_known_names"]
 
 #: The filters a reading command narrows a set by: its argument, and what it names.
 _FILTERS = (
@@ -63,18 +61,6 @@ def require_known_names(repository: Any, args: Any, config: Any) -> None:
         if installed is None or value in installed:
             continue
         _refuse_filter(option, what, value, set_id, [*installed, *sorted(stored)])
-
-
-def stored_run_suggestion(repository: Any, run_id: str) -> str:
-    """`` Did you mean "x"?`` naming the newest stored runs' ids close to ``run_id`` (a mistyped
-    RUN_ID of ``show``, ``report``, ``compare``); ``""`` when none is, or the store cannot list runs."""
-    from ..storage import capabilities
-    from ..wording import did_you_mean
-
-    history = capabilities(repository).history
-    if history is None:
-        return ""
-    return did_you_mean(run_id, (run.id for run in history.recent_runs(None, limit=SUGGESTION_RUNS)))
 
 
 def _require_installed_set(set_id: str, history: Any, config: Any) -> None:
