@@ -48,11 +48,11 @@ def require_known_names(repository: Any, args: Any, config: Any) -> None:
         return
     given = [(option, what, getattr(args, option, None)) for option, what in _FILTERS]
     given = [(option, what, value) for option, what, value in given if isinstance(value, str)]
-    if not history.recent_runs(set_id, limit=1):
+    # One read of the set's runs answers both questions (is the set stored; what do its runs
+    # answer to); the newest alone says the first. Every set's runs are read only to suggest.
+    runs = history.recent_runs(set_id, limit=SUGGESTION_RUNS if given else 1)
+    if not runs:
         _require_installed_set(set_id, history, config)
-    if not given:
-        return
-    runs = history.recent_runs(set_id, limit=SUGGESTION_RUNS)
     for option, what, value in given:
         stored = {name for run in runs for name in _stored_names(run, option)}
         if value in stored:
