@@ -248,9 +248,11 @@ def test_no_output_replaces_the_results_store_the_command_opened(cli, project: P
     run_id = cli("history", "evalkit_stdlib.docs", "--json").json()["runs"][0]["run_id"]
 
     exported = cli(*args, "--export-run", "results.db", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
-    assert exported.code == 3, exported.stderr
-    assert "cannot write results.db: it is the results store's file" in exported.stderr
-    assert "the export is not written" in exported.stderr
+    # refused before anything is asked or stored (it once stored the run, then failed, exit 3)
+    assert exported.code == 2, exported.stderr
+    assert "--export-run results.db: is the results store's file" in exported.stderr
+    assert len(cli("history", "evalkit_stdlib.docs", "--json").json()["runs"]) == 1
+    assert cli(*args, env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}).code == 0
     newest = cli("history", "evalkit_stdlib.docs", "--json").json()["runs"][0]["run_id"]
     linked = project / "link.db"
     linked.symlink_to(store)
@@ -264,3 +266,20 @@ def test_no_output_replaces_the_results_store_the_command_opened(cli, project: P
         assert "it is the results store's file" in result.stderr, (command, result.stderr)
     assert store.read_bytes().startswith(b"SQLite format 3\x00")
     assert len(cli("history", "evalkit_stdlib.docs", "--json").json()["runs"]) == 2
+
+
+def test_an_output_no_write_could_make_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A blank name (``--report "junit: "`` wrote a file named by a space), a name too long (an
+    internal error where the path was looked at), a file the command keeps (the results store:
+    refused only when written, after the run was stored)."""
+    store = tmp_path / "results.db"
+    store.write_text("")
+    with textfiles.outputs_relative_to(str(tmp_path)):
+        textfiles.keep_from_outputs(store, "the results store's file")
+        assert textfiles.output_refusal(" ") == "names no file (its name is blank); give a file's path"
+        assert textfiles.output_refusal("out/\t") == "names no file (its name is blank); give a file's path"
+        assert textfiles.output_refusal("n" * 300) == "cannot be made: File name too long"
+        assert textfiles.output_refusal("results.db") == (
+            "is the results store's file, which no output replaces; name another file"
+        )
+        assert textfiles.output_refusal("report.xml") is None

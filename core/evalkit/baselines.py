@@ -23,8 +23,9 @@ from collections.abc import Sequence
 
 import attrs
 
-from .errors import UnknownRunError, UsageError
+from .errors import UsageError
 from .printable import visible
+from .run_lookup import stored_run
 from .runs import Run, RunKind, RunStatus
 from .shapes import clipped_line, short_repr, too_long
 from .storage.plugin_store import unwrapped
@@ -128,9 +129,7 @@ def accept_run(
         raise UsageError(f"{argument('reason')} {length}")
     if not all(ch.isprintable() for ch in reason):
         raise UsageError(f"{argument('reason')} must be printable text on one line, got {short_repr(reason)}")
-    run = repository.get_run(run_id, with_cases=False)
-    if run is None:
-        raise UnknownRunError(run_id)
+    run = stored_run(repository, run_id, with_cases=False)
     if run.status is not RunStatus.COMPLETE:
         raise UsageError(f"run {run.id} is {run.status.value}: only a complete run can be accepted as a baseline")
     if BaselineScope.of_run(run) is None:

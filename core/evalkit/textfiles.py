@@ -239,14 +239,27 @@ def _output_place(path: Path) -> tuple[Path, int | None]:
 
 def output_refusal(path: str | os.PathLike[str]) -> str | None:
     """Why an output named ``path`` could never be written, said before anything is asked of a
-    model: ``is a folder``, or ``cannot be made: FOLDER is a file, not a folder`` (a folder on
-    its way is a file); ``None`` when it may be written. What only writing tells (a full disk, a
-    folder without write permission) is left to the write. ``--report html:reports`` with
-    ``reports/`` a folder ran every prompt, stored the run, then failed to write the report."""
+    model: ``is a folder``, ``names no file`` (a name of whitespace alone: an unset variable in
+    ``--export-run "$OUT "``), ``cannot be made: FOLDER is a file, not a folder`` (a folder on its
+    way is a file), ``cannot be made: File name too long`` (what the system says when it cannot
+    even look the path up), or that it is a file :func:`keep_from_outputs` keeps (the results
+    store's); ``None`` when it may be written. What only writing tells (a full disk, a folder
+    without write permission) is left to the write. ``--report html:reports`` with ``reports/`` a
+    folder ran every prompt, stored the run, then failed to write the report; ``--export-run " "``
+    wrote a file named by a space, and ``--export-run .evalkit/results.db`` was refused only after
+    the run was stored."""
     given = Path(path)
+    if not given.name.strip():
+        return "names no file (its name is blank); give a file's path"
     base = _outputs_base if _outputs_base is not None and not given.is_absolute() else None
-    if Path(base or "", given).is_dir():
-        return "is a folder; give a file's path"
+    place = Path(base or "", given)
+    try:
+        if place.is_dir():
+            return "is a folder; give a file's path"
+    except OSError as exc:  # a name too long, a loop of links: no write could make it
+        return f"cannot be made: {exc.strerror or exc}"
+    if _kept and (what := _kept.get(os.path.realpath(place))) is not None:
+        return f"is {what}, which no output replaces; name another file"
     for folder in given.parents:  # named as given, looked at where the output goes
         try:
             mode_bits = os.stat(Path(base or "", folder)).st_mode

@@ -173,3 +173,27 @@ def test_an_export_path_in_no_folder_is_named_as_a_path(evalkit_cli, project, co
     assert result.code == 2, result.stderr
     assert '--export-run "missing/run\\x0aevalkit: ok.txt": must be a file in an existing folder' in result.stderr
     assert not any(line.startswith("evalkit: ok") for line in result.stderr.splitlines()), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "refusal"),
+    [
+        (" ", '--export-run " ": names no file (its name is blank)'),
+        ("out/\t", '--export-run "out/\\x09": names no file (its name is blank)'),
+        ("n" * 300, f"--export-run {'n' * 300}: cannot be made: File name too long"),
+        (".evalkit/results.db", "--export-run .evalkit/results.db: is the results store's file"),
+    ],
+    ids=["space", "tab", "too-long", "the-store"],
+)
+def test_an_export_path_no_write_could_make_is_refused_before_anything_is_stored(
+    evalkit_cli, project, collection, tmp_path, path, refusal
+) -> None:
+    """``--export-run " "`` wrote a file named by a space; ``--export-run .evalkit/results.db``
+    (the store) ran and stored the run, then failed, exit 3; a name too long was an internal error."""
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    assert evalkit_cli("retrieval", "beir.col", "--deployment", "prod", env=env).code == 0
+    before = len(evalkit_cli("history", "beir.col", "--json").json()["runs"])
+    result = evalkit_cli("retrieval", "beir.col", "--deployment", "prod", "--export-run", path, env=env)
+    assert result.code == 2 and refusal in result.stderr, result.stderr
+    assert len(evalkit_cli("history", "beir.col", "--json").json()["runs"]) == before, "nothing stored"
+    assert sorted(entry.name for entry in project.iterdir()) == [".evalkit", "col", "evalkit.toml"]

@@ -117,7 +117,8 @@ def handle_export(args: Arguments) -> int:
     """Write the baseline file; exit 2 when no single scope's baseline matches."""
     from ..baseline_file import baseline_document, write_baseline_file
     from ..baselines import current_baselines
-    from ..errors import UnknownRunError, UsageError
+    from ..errors import UsageError
+    from ..run_lookup import stored_run
     from ..storage import capabilities, close_repository
     from .console import console
     from .stored import open_store
@@ -125,9 +126,7 @@ def handle_export(args: Arguments) -> int:
     repository = open_store(args)
     try:
         if args.run_id is not None:
-            run = repository.get_run(args.run_id)
-            if run is None or run.set_identifier != args.set:
-                raise UnknownRunError(args.run_id, option="--run", of_set=args.set)
+            run = stored_run(repository, args.run_id, option="--run", of_set=args.set)
             baselines = capabilities(repository).baselines
             acceptance = baselines.acceptances_for([run.id]).get(run.id) if baselines is not None else None
         else:

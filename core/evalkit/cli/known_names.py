@@ -25,11 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["SUGGESTION_RUNS", "require_known_names", "stored_run_suggestion"]
+from ..run_lookup import SUGGESTION_RUNS
 
-#: How many of the newest runs are read for the names a filter is checked against and suggested
-#: from (the set's runs for a filter, every set's for a mistyped set).
-SUGGESTION_RUNS = 1000
+__all__ = ["SUGGESTION_RUNS", "require_known_names"]
 
 #: The filters a reading command narrows a set by: its argument, and what it names.
 _FILTERS = (
@@ -50,11 +48,11 @@ def require_known_names(repository: Any, args: Any, config: Any) -> None:
         return
     given = [(option, what, getattr(args, option, None)) for option, what in _FILTERS]
     given = [(option, what, value) for option, what, value in given if isinstance(value, str)]
-    if not history.recent_runs(set_id, limit=1):
+    # One read of the set's runs answers both questions (is the set stored; what do its runs
+    # answer to); the newest alone says the first. Every set's runs are read only to suggest.
+    runs = history.recent_runs(set_id, limit=SUGGESTION_RUNS if given else 1)
+    if not runs:
         _require_installed_set(set_id, history, config)
-    if not given:
-        return
-    runs = history.recent_runs(set_id, limit=SUGGESTION_RUNS)
     for option, what, value in given:
         stored = {name for run in runs for name in _stored_names(run, option)}
         if value in stored:
@@ -63,18 +61,6 @@ def require_known_names(repository: Any, args: Any, config: Any) -> None:
         if installed is None or value in installed:
             continue
         _refuse_filter(option, what, value, set_id, [*installed, *sorted(stored)])
-
-
-def stored_run_suggestion(repository: Any, run_id: str) -> str:
-    """`` Did you mean "x"?`` naming the newest stored runs' ids close to ``run_id`` (a mistyped
-    RUN_ID of ``show``, ``report``, ``compare``); ``""`` when none is, or the store cannot list runs."""
-    from ..storage import capabilities
-    from ..wording import did_you_mean
-
-    history = capabilities(repository).history
-    if history is None:
-        return ""
-    return did_you_mean(run_id, (run.id for run in history.recent_runs(None, limit=SUGGESTION_RUNS)))
 
 
 def _require_installed_set(set_id: str, history: Any, config: Any) -> None:

@@ -142,7 +142,7 @@ def handle(args: Arguments) -> int:
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
-    _check_export_paths(args)
+    _check_export_paths(args, database)
     if args.export_run or args.export_qrels:
         from ..retrieval.trec import check_exportable
 
@@ -304,15 +304,25 @@ def _render_reports(
     )  # fmt: skip
 
 
-def _check_export_paths(args: Arguments) -> None:
-    """Refuse, before anything runs, an export path whose folder does not exist or that is a folder."""
+def _check_export_paths(args: Arguments, database: str) -> None:
+    """Refuse (exit 2), before anything is asked or stored, an export path no write could make
+    (:func:`evalkit.textfiles.output_refusal`: a blank name, a name too long, a folder, the results
+    store ``database``'s own file) or whose folder does not exist. ``--export-run " "`` wrote a file
+    named by a space; ``--export-run .evalkit/results.db`` stored the run, then failed, exit 3."""
     from pathlib import Path
 
     from ..errors import UsageError
+    from ..storage.engine import keep_store_files
+    from ..textfiles import output_refusal
 
+    if args.export_run is None and args.export_qrels is None:
+        return
+    keep_store_files(database)
     for option, value in (("--export-run", args.export_run), ("--export-qrels", args.export_qrels)):
         if value is None:
             continue
+        if (refusal := output_refusal(value)) is not None:
+            raise UsageError(f"{option} {path_named(value)}: {refusal}")
         path = Path(value)
         if path.is_dir() or not path.parent.is_dir():
             raise UsageError(f"{option} {path_named(value)}: must be a file in an existing folder")

@@ -139,14 +139,10 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id`` (a running one with the counts of the cases it has stored so far:
     :func:`evalkit.storage.counted_so_far`), or a usage error naming it."""
-    from ..errors import UnknownRunError
+    from ..run_lookup import stored_run
     from ..storage import counted_so_far
-    from .known_names import stored_run_suggestion
 
-    run = repository.get_run(run_id, with_cases=with_cases)
-    if run is None:
-        raise UnknownRunError(run_id, hint=stored_run_suggestion(repository, run_id))
-    return counted_so_far(repository, run)
+    return counted_so_far(repository, stored_run(repository, run_id, with_cases=with_cases))
 
 
 def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:

@@ -44,10 +44,10 @@ from ..errors import (
     StorageError,
     StoreFailure,
     StoreUnavailable,
-    UnknownRunError,
     UsageError,
 )
 from ..leases import LeaseKeeper, resume_hint
+from ..run_lookup import unknown_run
 from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage import plugin_store_failure
@@ -625,7 +625,7 @@ class _Lifecycle:
         repository = self.store.repository
         existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
         if placement.resume and existing is None:
-            raise UnknownRunError(header.id, option=argument("resume"))
+            raise unknown_run(repository, header.id, option=argument("resume"))
         if existing is not None and existing.set_identifier != header.set_identifier:
             # one rule for every kind of run, before "already complete": naming the other set says why
             raise UsageError(f'run {existing.id} is a run of set {quoted(existing.set_identifier)}, not {quoted(header.set_identifier)}')

@@ -21,7 +21,8 @@ from .. import hooks
 from ..answers import Answer, GenerationRequest
 from ..components import BoundGenerator
 from ..config import Config, load_config
-from ..errors import GenerationError, UnknownRunError, UsageError
+from ..errors import GenerationError, UsageError
+from ..run_lookup import stored_run
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, resolve_database_url
 from ..tolerance import Tolerances
@@ -96,9 +97,7 @@ def regrade_run(
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
     with library.opened(url, needs_a_run="run_id") as repository:  # a store that is not there is not made
-        source = repository.get_run(run_id, with_cases=False)
-        if source is None:
-            raise UnknownRunError(run_id)
+        source = stored_run(repository, run_id, with_cases=False)
         if source.kind.value != "prompts":
             raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
         manager, hook_failures = hooks.plugin_manager(())

@@ -20,7 +20,7 @@ from ..errors import StorageError, StoreUnavailable
 from ..textfiles import keep_from_outputs
 from .urls import check_postgres_url, check_sqlite_file, query_key, redact_url, sqlite_path
 
-__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database"]
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "keep_store_files", "open_database"]
 
 #: How long a writer waits for another process's transaction before giving up (seconds), unless
 #: ``$EVALKIT_BUSY_TIMEOUT`` says otherwise.
@@ -145,6 +145,18 @@ def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -
     return text, False
 
 
+def keep_store_files(url: str) -> None:
+    """Keep the files of the SQLite store ``url`` names (the database, its write-ahead log, shared
+    memory and journal) from every output of the command (:func:`evalkit.textfiles.keep_from_outputs`);
+    nothing for another store. Done when the store is opened, and by a command before anything
+    runs, so that :func:`~evalkit.textfiles.output_refusal` refuses an output naming one then."""
+    path = sqlite_path(url)
+    if path is None or path == ":memory:":
+        return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        keep_from_outputs(path + suffix, f"the results store's file ({redact_url(url)})")
+
+
 def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.Database:
     """Open the database a URL names (``sqlite:///path``, ``postgresql://…``), after refusing what
     cannot hold a store (see :mod:`evalkit.storage.urls`); ``writing`` also refuses read-only files.
@@ -165,8 +177,7 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
             except OSError as exc:
                 raise StorageError(f"cannot create the folder of database {redact_url(url)}: {exc.strerror}") from None
             check_sqlite_file(url, path, writing=writing and not read_only)
-            for suffix in ("", "-wal", "-shm", "-journal"):  # the store's own files, kept from every output
-                keep_from_outputs(path + suffix, f"the results store's file ({redact_url(url)})")
+            keep_store_files(url)
         timeout = busy_timeout_s()
         if read_only:
             return pw.SqliteDatabase(

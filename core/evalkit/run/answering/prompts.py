@@ -26,13 +26,14 @@ from ...catalog import SourcedSet, prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
-from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried, carried_async
+from ...errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...judge_gate import JudgeGate
 from ...privacy import MIN_SECRET_LENGTH, is_scrubbable, read_secrets
 from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
+from ...run_lookup import stored_run
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository, latest_unfinished_run_of
 from ...storage.values import BaselineScope
@@ -979,9 +980,7 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     run); a mismatch in the reported model or the exact yardstick makes the run "not compared"
     with the reason.
     """
-    chosen = repository.get_run(baseline_id, with_cases=False)
-    if chosen is None:
-        raise UnknownRunError(baseline_id, option=argument("baseline"))
+    chosen = stored_run(repository, baseline_id, with_cases=False, option=argument("baseline"))
     problems = _scope_problems(chosen, wanted, argument("baseline", chosen.id))
     if problems:
         raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {'; '.join(problems)}")

@@ -36,7 +36,6 @@ from ...errors import (
     PluginError,
     RetrievalError,
     UnknownPluginError,
-    UnknownRunError,
     UsageError,
     carried,
 )
@@ -84,6 +83,7 @@ from ...retrieval.stored import (
     stored_benchmark,
 )
 from ...retrieval.validation import check_question_set
+from ...run_lookup import stored_run
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
 from ...shapes import exception_message, exception_name, exception_text
@@ -947,9 +947,7 @@ def check_baseline_file(baseline: Run, named: str, resolved: ResolvedQuestions) 
 
 def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolved: ResolvedQuestions) -> None:
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
-    chosen = repository.get_run(baseline_id, with_cases=False)
-    if chosen is None:
-        raise UnknownRunError(baseline_id, option=argument("baseline"))
+    chosen = stored_run(repository, baseline_id, with_cases=False, option=argument("baseline"))
     scope = BaselineScope(
         RunKind.RETRIEVAL,
         resolved.golden_set.identifier,

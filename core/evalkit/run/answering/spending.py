@@ -819,11 +819,10 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
     """The answers of stored run ``run_id`` for ``answering``'s set, refused (usage error) when the
     run is not there, is of another set or another provider instance and alias (``only`` false:
     ``--answers-from`` mixes them into a run of this instance), or kept its answers below ``full``."""
-    from ...errors import UnknownRunError, UsageError
+    from ...errors import UsageError
+    from ...run_lookup import stored_run
 
-    source = repository.get_run(run_id)
-    if source is None:
-        raise UnknownRunError(run_id, option=None if only else argument("answers_from"))
+    source = stored_run(repository, run_id, option=None if only else argument("answers_from"))
     if source.set_identifier != answering.golden_set.identifier:
         raise UsageError(
             f"run {run_id} is a run of set {quoted(source.set_identifier)}, not {quoted(answering.golden_set.identifier)}"
