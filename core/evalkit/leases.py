@@ -125,7 +125,8 @@ def resume_hint(
     configured one. The options after the set are :func:`evalkit.run.placement.continuing_options`,
     which a library call's own line says too. A run begun by a command that kept its options
     (:data:`evalkit.run.placement.RESUMED_OPTIONS`) is continued by the line that command printed,
-    built by the same function (:func:`_continuing_lines`). No ``--repeats``: a continuing command without it answers with the run's own
+    built by the same function (:func:`_continuing_lines`). A line made from the columns says no
+    ``--repeats``: a continuing command without it answers with the run's own
     (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
     configuration says when it is pasted."""
     from .run.placement import (

@@ -162,9 +162,10 @@ def continuing_command(
 #: The key of a run's stored ``provenance`` that keeps the options of the command that began it
 #: which a line continuing it repeats (:func:`with_resumed_options`): a list of options, each the
 #: list of its words as given (``["--concurrency", "3"]``, ``["--fail-on-regression"]``), in the
-#: command's order, without the place (``--resume``, ``--shard``, ``--run-id``), the output's form
-#: and the store's ``--config``/``--database`` (a line printed from the store names the store it
-#: was read from). Absent for a run a library call began, and for a run stored before it was kept:
+#: command's order, without the place (``--resume``, ``--shard``, ``--run-id``), the output's form,
+#: the store's ``--config``/``--database`` (a line printed from the store names the store it was
+#: read from) and the attempt's spending limits (:mod:`evalkit.run.limit_stops` keeps the higher
+#: ones a stopped part needs). Absent for a run a library call began, and for a run stored before it was kept:
 #: its line is made from the run's columns (:func:`continuing_options`).
 RESUMED_OPTIONS = "resumed_options"
 
