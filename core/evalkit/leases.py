@@ -123,7 +123,10 @@ def resume_hint(
     what a bare command answers with as the configuration says now (:func:`resume_defaults`;
     ``None``: not known), for the ``--model`` of a run of an instance given another alias than its
     configured one. The options after the set are :func:`evalkit.run.placement.continuing_options`,
-    which a library call's own line says too. No ``--repeats``: a continuing command without it answers with the run's own
+    which a library call's own line says too. A run begun by a command that kept its options
+    (:data:`evalkit.run.placement.RESUMED_OPTIONS`) is continued by the line that command printed,
+    built by the same function (:func:`_continuing_lines`). A line made from the columns says no
+    ``--repeats``: a continuing command without it answers with the run's own
     (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
     configuration says when it is pasted."""
     from .run.placement import (
@@ -134,6 +137,7 @@ def resume_hint(
         continuing_call,
         continuing_options,
         regrade_again,
+        resumed_options,
     )
 
     again = regrade_again(run)
@@ -149,6 +153,9 @@ def resume_hint(
             f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))], set_in_code=built_in_code(run))}`"
             for part in parts
         )
+    kept = resumed_options(run)
+    if kept is not None:  # the options the command that began it was given: the line it printed
+        return _continuing_lines(run, kept, shards, count, defaults)
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER", *_store(defaults)]
         if run.deployment:
@@ -163,6 +170,61 @@ def resume_hint(
             for i in shards
         )
     return f"`{base} --resume {shell_word(run.id)}{_limits(run, WHOLE_RUN)}`"
+
+
+def _continuing_lines(
+    run: Run, kept: Sequence[Sequence[str]], shards: Sequence[int], count: int | None, defaults: ResumeDefaults | None
+) -> str:
+    """The lines that continue ``run`` (all of it, or its missing ``shards`` of ``count``) from the
+    options the command that began it kept (``kept``), by :func:`evalkit.run.placement.continuing_command`,
+    the function that built the line that command printed: with the store the printing command was
+    given (``defaults``), the higher limits a stopped part asks for, and before them what answers
+    the run that the command left to the configuration (``--provider NAME`` of the default
+    instance, a ``--model`` other than its configured one now: :func:`evalkit.run.placement.continuing_options`)."""
+    from .run.limit_stops import resume_limits
+    from .run.placement import continuing_command, continuing_options
+
+    if run.kind is RunKind.RETRIEVAL:
+        words = ["retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
+        said = [["--deployment", run.deployment]] if run.deployment else []
+    else:
+        words = ["run", run.set_identifier]
+        said = _options(continuing_options(run, defaults.aliases if defaults is not None else None))
+    options = _filled(kept, said)
+    store = _store(defaults)
+    if shards and count:
+        return " and ".join(
+            f"`{continuing_command(words, options, store, ['--shard', f'{i}/{count}', '--run-id', run.id], resume_limits(run, shard_part(i, count)))}`"
+            for i in shards
+        )
+    return f"`{continuing_command(words, options, store, ['--resume', run.id], resume_limits(run, WHOLE_RUN))}`"
+
+
+def _filled(kept: Sequence[Sequence[str]], said: Sequence[Sequence[str]]) -> list[Sequence[str]]:
+    """The ``kept`` options with each of ``said`` (what the run's columns say answers it, in the
+    command's order) that none of them names, placed after the one of ``said`` before it that is
+    kept (``--provider app --model app-mini``), or first."""
+    options = list(kept)
+    at = 0
+    for option in said:
+        named = [i for i, given in enumerate(options) if given[0] == option[0]]
+        if named:
+            at = named[-1] + 1
+        else:
+            options.insert(at, option)
+            at += 1
+    return options
+
+
+def _options(words: Sequence[str]) -> list[list[str]]:
+    """``words`` (options, each with its values) as a list of options, each its words."""
+    options: list[list[str]] = []
+    for word in words:
+        if word.startswith("--") or not options:
+            options.append([word])
+        else:
+            options[-1].append(word)
+    return options
 
 
 def _store(defaults: ResumeDefaults | None) -> tuple[str, ...]:

@@ -885,7 +885,7 @@ def _killed_half_way_on_ci_7(project, run_id: str) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("words", [("show", "k-4"), ("history", "arith.basic")])
 @pytest.mark.parametrize(
     ("given", "repeated"),
-    [(("--repeats", "3"), ()), (("--cache", "--privacy", "full"), ("--cache", "--privacy", "full"))],
+    [(("--repeats", "3"), ("--repeats", "3")), (("--cache", "--privacy", "full"), ("--privacy", "full", "--cache"))],
     ids=["repeats", "cache"],
 )
 def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
@@ -893,8 +893,8 @@ def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
 ) -> None:
     # `--repeats 3` or `--cache`, killed: history and show said "continue it with `evalkit run
     # arith.basic --provider my-app --resume k-4`", which, pasted, asked the model for the answers
-    # the cache holds. The run keeps them; the line repeats `--cache`. It says no `--repeats 3`: a
-    # resume without it answers with the run's own (the shortest line that does the same).
+    # the cache holds. The run keeps them; the line repeats them as the command gave them, as the
+    # line the command printed itself does (`--repeats 3` too: a resume with the run's own is accepted).
     import shlex
 
     from evalkit.storage import open_repository
@@ -1030,7 +1030,8 @@ def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_
     # `[run] repeats = 3` configured, the run started with `--repeats 1`, killed: its line said
     # "continue it with `evalkit run arith.basic --provider my-app --resume k-5`", which, pasted,
     # answered 3 times and was refused ("use --repeats 1"): only repeats above 1 were kept. A bare
-    # resume now answers with the run's own, so that line (no `--repeats 1`) continues it.
+    # resume now answers with the run's own; the line says the `--repeats 1` the run was given, as
+    # the line its command printed does, and continues it.
     import shlex
 
     from evalkit.storage import open_repository
@@ -1042,7 +1043,7 @@ def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_
     _killed_half_way_on_ci_7(project, "k-5")
     said = evalkit_cli(*words)
     shown = " ".join((said.stdout + said.stderr).split())
-    hint = "evalkit run arith.basic --provider my-app --resume k-5"
+    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-5"  # as it was given
     assert f"continue it with `{hint}`" in shown, shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr

@@ -341,7 +341,7 @@ def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client,
 
     # shard 2 started on machine ci-7 and was killed there
     kill_second_shard_elsewhere(store_url, stored.live)
-    rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
+    rerun = "`evalkit run viewkit.live --provider app --privacy full --shard 2/2 --run-id live-run`"
     shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
@@ -384,7 +384,7 @@ def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_r
     kill_second_shard_elsewhere(store_url, stored.live)
     shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
-    assert "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`" in said
+    assert "`evalkit run viewkit.live --provider app --privacy full --shard 2/2 --run-id live-run`" in said
     assert notes() == [
         f"The run is running (no live process): cases it lacks count as added or removed; it has {said}."
     ]
@@ -416,7 +416,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_i
     finally:
         repo.close()
     kill_second_shard_elsewhere(store_url, stored.live)
-    rerun = "`evalkit run viewkit.live --provider app --model app-mini --shard 2/2 --run-id live-run`"
+    rerun = "`evalkit run viewkit.live --provider app --model app-mini --privacy full --shard 2/2 --run-id live-run`"
     shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said
@@ -447,7 +447,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_t
     kill_second_shard_elsewhere(store_url, stored.live)
     config = project / "evalkit.toml"
     config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
-    rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
+    rerun = "`evalkit run viewkit.live --provider app --privacy full --shard 2/2 --run-id live-run`"
     shown = viewer_cli("show", stored.live)  # the default store: its line names no --database, as the page
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert rerun in said

@@ -28,6 +28,8 @@ __all__ = [
     "continuing_defaults",
     "given_options",
     "resume_command",
+    "kept_options",
+    "resumed_options",
     "store_words",
     "with_resume_command",
 ]
@@ -65,13 +67,14 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``). A shard's
     ends ``--shard I/N --run-id RUN_ID`` (``--shard`` as it was typed, ``auto`` too): it is run
     again, its slice answered — a resume answers the whole run, and is refused while another shard
-    answers it."""
+    answers it. Built as a line printed later from the stored run is (:func:`evalkit.leases.resume_hint`),
+    by :func:`evalkit.run.placement.continuing_command`, from the :func:`resumed_options` the run
+    keeps: the store's words last, before the place."""
     shard = getattr(args, "shard", None)
     ending = ["--shard", str(shard), "--run-id", run_id] if shard else ["--resume", run_id]
-    parts = ["evalkit", *words, *given_options(args), *ending]
-    from ..wording import shell_line
+    from ..run.placement import continuing_command  # the stored run's line is built by it too
 
-    return shell_line(parts)
+    return continuing_command(words, resumed_options(args), store_words(args), ending)
 
 
 def continuing_defaults(args: Arguments, config: Any) -> Any:
@@ -102,6 +105,33 @@ def given_options(args: Arguments) -> list[str]:
     alike; a stopped one gives its higher limits after them (:func:`without_options` drops the
     given ones: :func:`evalkit.run.placement.without_options`)."""
     return [word for name, words in _each_given(args) if name not in NOT_RESUMED for word in words]
+
+
+#: The options that say which store a line continuing a run is pasted into: a line printed from the
+#: store says the store it was read from (:func:`store_words`), so a run keeps them not
+#: (:func:`resumed_options`).
+_STORE = frozenset({"config", "database"})
+
+
+def resumed_options(args: Arguments) -> list[list[str]]:
+    """The options of :func:`given_options` but the store's (``--config``, ``--database``), each as
+    its words (``["--concurrency", "3"]``), in the command's order: what a run this command begins
+    keeps (:data:`evalkit.run.placement.RESUMED_OPTIONS`), so that the line ``history``, ``show``
+    and the viewer print later from the store repeats them as the live one does."""
+    return [words for name, words in _each_given(args) if name not in NOT_RESUMED and name not in _STORE]
+
+
+#: The spending limits: each attempt at a run gives its own (a shard run again with a higher
+#: ``--max-requests``), and a part a limit stopped is continued with the higher one its stop keeps
+#: (:mod:`evalkit.run.limit_stops`), so a run keeps them not (:func:`kept_options`).
+_LIMITS = frozenset({"budget", "max_requests"})
+
+
+def kept_options(args: Arguments) -> list[list[str]]:
+    """The :func:`resumed_options` a run this command begins keeps for the line printed later from
+    the store (:data:`evalkit.run.placement.RESUMED_OPTIONS`): all but the spending limits
+    (``--budget``, ``--max-requests``), which are the attempt's, not the run's."""
+    return [words for name, words in _each_given(args) if name not in NOT_RESUMED and name not in _STORE | _LIMITS]
 
 
 #: The options that only say how a process answers the cases (or what a run it begins stores):

@@ -392,7 +392,8 @@ def _extra_run_options(args: Arguments) -> dict[str, Any]:
 
 def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[str, Any]:
     """``--resume``, ``--shard`` and ``--run-id`` as library arguments (``run_id``, ``resume``,
-    ``shard``); a shard's run id defaults to the CI pipeline's, for this ``scope``."""
+    ``shard``); a shard's run id defaults to the CI pipeline's, for this ``scope``. With the options
+    a new run keeps for the line that continues it (``resumed_options``: :func:`~evalkit.cli.resuming.kept_options`)."""
     import os
 
     from ..errors import UsageError
@@ -410,7 +411,12 @@ def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[st
         from ..wording import quoted
 
         raise UsageError(f"--resume {quoted(args.resume)} and --run-id {quoted(run_id)} name two different runs")
-    return {"run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard}
+    from .resuming import kept_options
+
+    return {
+        "run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard,
+        "resumed_options": kept_options(args),
+    }  # fmt: skip
 
 
 def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:

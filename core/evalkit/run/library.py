@@ -145,13 +145,24 @@ def _is_baseline_file(value: Any) -> bool:
 _BASELINE_FILE: Kind = ("an evalkit.baseline_file.BaselineFile (read_baseline_file()) or None", _is_baseline_file)
 
 
+def _is_option_words(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, (list, tuple))
+        and all(isinstance(option, (list, tuple)) and all(isinstance(word, str) for word in option) for option in value)
+    )
+
+
+#: ``resumed_options``: each option as the list of its words (``[["--concurrency", "3"]]``), or None.
+_OPTION_WORDS: Kind = ("a list or tuple of options, each a list or tuple of text (str), or None", _is_option_words)
+
+
 def _argument_kinds(**more: Kind) -> dict[str, Kind]:
     """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
     return {
         "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_NAME, "label": OPTIONAL_TEXT,
         "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
         "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
-        "cwd": FOLDER, "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
+        "cwd": FOLDER, "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, "resumed_options": _OPTION_WORDS, **more,
     }  # fmt: skip
 
 
@@ -230,6 +241,7 @@ def evaluate_set(
     answers_from: str | None = None,
     command_args: Sequence[str] | None = None,
     on_check: Callable[[CheckProgress], None] | None = None,
+    resumed_options: Sequence[Sequence[str]] | None = None,
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -278,6 +290,11 @@ def evaluate_set(
     :class:`~evalkit.validation.CheckProgress` as it begins, every
     :data:`~evalkit.validation.CHECK_PROGRESS_EVERY` prompts and when it ends (``done``); the CLI
     shows it on a terminal when the check takes a while (a million streamed prompts take seconds).
+    ``resumed_options``: the options of the command line that began the run which a line
+    continuing it repeats, each as its words (``[["--concurrency", "3"]]``; the CLI's, without the
+    store's ``--config``/``--database``), kept with a new run (:data:`~evalkit.run.placement.RESUMED_OPTIONS`)
+    so that ``history``, ``show`` and the viewer print the line the command printed; ``None`` (a
+    library call): their line is made from the run's columns.
 
     Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
     needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
@@ -340,7 +357,7 @@ def evaluate_set(
         plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
         notes.extend(spending_notes)
         answering = attrs.evolve(answering, spending=plan_of_spending)
-        placement = Placement(run_id, resume, shard, label, privacy)
+        placement = Placement(run_id, resume, shard, label, privacy, _option_words(resumed_options))
         answering = attrs.evolve(
             answering, command_args=_continuing_args(answering, placement, config, command_args, store, said)
         )
@@ -361,6 +378,11 @@ def evaluate_set(
             answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
         return execute(plan, repository)
+
+
+def _option_words(options: Sequence[Sequence[str]] | None) -> tuple[tuple[str, ...], ...] | None:
+    """``resumed_options`` as :attr:`~evalkit.run.placement.Placement.options` keeps them."""
+    return None if options is None else tuple(tuple(option) for option in options)
 
 
 def _gate(
@@ -492,6 +514,7 @@ def evaluate_retrieval(
     baseline_file: BaselineFile | None = None,
     judge_unjudged: str | None = None,
     on_prepare: Callable[[str, float], None] | None = None,
+    resumed_options: Sequence[Sequence[str]] | None = None,
 ) -> Outcome:
     """Ask every question of a golden question set, store the run and compare it with its baseline.
 
@@ -544,6 +567,8 @@ def evaluate_retrieval(
     after 5 s and then at doubling intervals up to a minute, from another thread (``prepare()``
     itself runs in the calling thread, where Ctrl-C reaches it); the CLI says ``still preparing
     retriever "ID" (12 s)`` on standard error.
+
+    ``resumed_options``: as for :func:`evaluate_set` (``--k``, ``--concurrency``, the gate's options…).
     """
     check_arguments("evaluate_retrieval", locals(), _RETRIEVAL_RUN_ARGUMENTS)
     cwd = Path(cwd) if cwd is not None else None
@@ -588,7 +613,7 @@ def evaluate_retrieval(
         with opened(url, needs_a_run="resume" if resume else None) as repository:
             plan = RunPlan(
                 answering,
-                Placement(run_id, resume, shard, label, resolved.privacy),
+                Placement(run_id, resume, shard, label, resolved.privacy, _option_words(resumed_options)),
                 _gate(tolerances, baseline, fail_on_new_failures, baseline_file, gate),
                 Observing(
                     manager,

@@ -61,7 +61,7 @@ from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
 from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
 from .outcome import Outcome, ShardFigures
-from .placement import regrade_again, regraded_from
+from .placement import regrade_again, regraded_from, with_resumed_options
 from .plan import RunPlan, check_run_id, new_run_id
 
 __all__ = [
@@ -622,6 +622,8 @@ class _Lifecycle:
                 f"(e.g. {argument('run_id', chr(34) + '$CI_PIPELINE_ID' + chr(34))})"
             )
         header = self.answering.header(run_id or new_run_id(started), started, placement)
+        # what a line printed from the stored run repeats, as the live one does (a new run keeps it)
+        header = with_resumed_options(header, placement.options)
         repository = self.store.repository
         existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
         if placement.resume and existing is None:

@@ -30,6 +30,7 @@ __all__ = [
     "built_in_code",
     "check_run_id",
     "continuing_call",
+    "continuing_command",
     "continuing_options",
     "continuing_words",
     "GRADER_OPTIONS_IN_CODE",
@@ -51,7 +52,10 @@ __all__ = [
     "regrade_again",
     "regrade_command",
     "regraded_from",
+    "RESUMED_OPTIONS",
+    "resumed_options",
     "stored_provenance",
+    "with_resumed_options",
     "without_options",
 ]
 
@@ -131,6 +135,65 @@ def without_options(words: Sequence[str], options: Sequence[str]) -> list[str]:
         if not skipping:
             kept.append(word)
     return kept
+
+
+def continuing_command(
+    words: Sequence[str],
+    options: Sequence[Sequence[str]],
+    store: Sequence[str],
+    ending: Sequence[str],
+    limits: Sequence[str] = (),
+) -> str:
+    """``evalkit WORDS… OPTIONS… STORE… ENDING… LIMITS…``, quoted for a shell (:func:`shell_line`):
+    the one builder of the command line that continues a run, the live one a command prints as it
+    was given (:func:`evalkit.cli.resuming.resume_command`) and the one printed later from the
+    stored run (:func:`evalkit.leases.resume_hint`, from its :data:`RESUMED_OPTIONS`), so the two
+    cannot say different things. ``words``: the command and its arguments (``("run", SET)``);
+    ``options``: each option that changes what the run does as its words (``("--concurrency",
+    "3")``), in the command's order; ``store``: the ``--config``/``--database`` words of the store
+    the line is printed for; ``ending``: its place (:func:`continuing_words`); ``limits``: the
+    higher spending limits a stopped run is continued with, which replace the options of those
+    names rather than repeat them."""
+    replaced = {word for word in limits if word.startswith("--")}
+    kept = [word for option in options if option and option[0] not in replaced for word in option]
+    return shell_line(["evalkit", *words, *kept, *store, *ending, *limits])
+
+
+#: The key of a run's stored ``provenance`` that keeps the options of the command that began it
+#: which a line continuing it repeats (:func:`with_resumed_options`): a list of options, each the
+#: list of its words as given (``["--concurrency", "3"]``, ``["--fail-on-regression"]``), in the
+#: command's order, without the place (``--resume``, ``--shard``, ``--run-id``), the output's form,
+#: the store's ``--config``/``--database`` (a line printed from the store names the store it was
+#: read from) and the attempt's spending limits (:mod:`evalkit.run.limit_stops` keeps the higher
+#: ones a stopped part needs). Absent for a run a library call began, and for a run stored before it was kept:
+#: its line is made from the run's columns (:func:`continuing_options`).
+RESUMED_OPTIONS = "resumed_options"
+
+
+def with_resumed_options(run: Any, options: Sequence[Sequence[str]] | None) -> Any:
+    """Stored ``run`` (a :class:`~evalkit.runs.Run` header) with ``options`` kept in its provenance
+    under :data:`RESUMED_OPTIONS`; as it is for ``None`` (a library call typed no command)."""
+    if options is None:
+        return run
+    kept = [list(option) for option in options if option]
+    return attrs.evolve(run, provenance={**stored_provenance(run), RESUMED_OPTIONS: kept})
+
+
+def resumed_options(run: Any) -> tuple[tuple[str, ...], ...] | None:
+    """The options stored ``run`` keeps for a line that continues it (:data:`RESUMED_OPTIONS`);
+    ``None`` when it keeps none, or what it keeps is not of that shape (an edited row, a third-party
+    store: read as if nothing were kept)."""
+    kept = stored_provenance(run).get(RESUMED_OPTIONS)
+    if not isinstance(kept, list):
+        return None
+    options = []
+    for option in kept:
+        if not (isinstance(option, list) and option and all(isinstance(word, str) for word in option)):
+            return None
+        if not option[0].startswith("--"):
+            return None
+        options.append(tuple(option))
+    return tuple(options)
 
 
 def continuing_call(
@@ -417,7 +480,8 @@ class Placement:
     joined (a shard) or, with ``resume``, continued — ``resume`` without a ``run_id`` continues the
     newest unfinished run of the same scope. ``shard`` limits this process to one slice of the set
     (it needs a ``run_id``: every shard joins one run). ``label`` and ``privacy`` are stored with a
-    new run; a joined or resumed run keeps the privacy level it was started with.
+    new run; a joined or resumed run keeps the privacy level it was started with. ``options``: the
+    command's options a line continuing the run repeats, stored with a new run (:func:`with_resumed_options`).
     """
 
     run_id: str | None = None
@@ -425,3 +489,6 @@ class Placement:
     shard: Shard | None = None
     label: str | None = None
     privacy: str = "metadata"
+    #: The options of the command that began the run which a line continuing it repeats, each as
+    #: its words (:data:`RESUMED_OPTIONS`; ``None``: a library call), stored with a new run.
+    options: tuple[tuple[str, ...], ...] | None = None
