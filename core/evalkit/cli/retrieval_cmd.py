@@ -306,7 +306,8 @@ def _render_reports(
 
 
 def _check_export_paths(args: Arguments) -> None:
-    """Refuse, before anything runs, an export path whose folder does not exist or that is a folder."""
+    """Refuse, before anything runs, an export path whose folder does not exist or that is a folder
+    (a link to a folder is not one: the export replaces the link, as every output does)."""
     from pathlib import Path
 
     from ..errors import UsageError
@@ -315,7 +316,7 @@ def _check_export_paths(args: Arguments) -> None:
         if value is None:
             continue
         path = Path(value)
-        if path.is_dir() or not path.parent.is_dir():
+        if (path.is_dir() and not path.is_symlink()) or not path.parent.is_dir():
             raise UsageError(f"{option} {path_named(value)}: must be a file in an existing folder")
 
 
