@@ -1,5 +1,6 @@
-"""A named text file is written whole or not at all, and a link, pipe or device is written into; a
-file is read only when it is a regular file (or, read whole, a pipe) within its reader's limit."""
+"""A named text file is written whole or not at all, a link at its name replaced (never followed),
+and a pipe or device written into; a file is read only when it is a regular file (or, read whole, a
+pipe) within its reader's limit."""
 
 from __future__ import annotations
 
@@ -42,11 +43,12 @@ def test_a_failure_midway_leaves_the_old_file_and_no_temporary_file(tmp_path: Pa
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
 
-def test_a_link_is_written_through_and_kept(tmp_path: Path) -> None:
+def test_a_link_is_replaced_never_written_through(tmp_path: Path) -> None:
     (tmp_path / "real.txt").write_text("old")
     (tmp_path / "link.txt").symlink_to("real.txt")
     write_text_file(tmp_path / "link.txt", ["new"])
-    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"
+    assert not (tmp_path / "link.txt").is_symlink() and (tmp_path / "link.txt").read_text() == "new"
+    assert (tmp_path / "real.txt").read_text() == "old"
 
 
 def test_a_named_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:
@@ -123,27 +125,34 @@ def _failing_midway() -> Iterator[str]:
     raise ValueError("the writer failed")
 
 
-def test_a_links_target_is_replaced_whole_never_half_written(tmp_path: Path) -> None:
+def test_a_link_is_replaced_whole_never_half_written_and_its_target_untouched(tmp_path: Path) -> None:
     (tmp_path / "real.txt").write_text("old")
-    os.chmod(tmp_path / "real.txt", 0o640)
+    os.chmod(tmp_path / "real.txt", 0o600)
     (tmp_path / "link.txt").symlink_to("real.txt")
     with pytest.raises(ValueError, match="the writer failed"):
         write_text_file(tmp_path / "link.txt", _failing_midway())
-    assert (tmp_path / "real.txt").read_text() == "old"
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "real.txt"], "no temporary file left"
-    before = (tmp_path / "real.txt").stat().st_ino
     write_text_file(tmp_path / "link.txt", ["new"])
-    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"
-    assert (tmp_path / "real.txt").stat().st_ino != before, "replaced by a rename, not written into"
-    assert stat.S_IMODE((tmp_path / "real.txt").stat().st_mode) == 0o640, "the target keeps its permissions"
+    assert not (tmp_path / "link.txt").is_symlink() and (tmp_path / "link.txt").read_text() == "new"
+    assert (tmp_path / "real.txt").read_text() == "old" and stat.S_IMODE((tmp_path / "real.txt").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "link.txt").stat().st_mode) == 0o666 & ~_umask(), "the umask's, not the target's"
 
 
-def test_a_link_to_a_file_in_another_folder_is_replaced_there(tmp_path: Path) -> None:
+def test_a_regular_file_keeps_its_permissions_when_replaced(tmp_path: Path) -> None:
+    (tmp_path / "secret.json").write_text("old")
+    os.chmod(tmp_path / "secret.json", 0o600)
+    write_text_file(tmp_path / "secret.json", ["new"])
+    assert stat.S_IMODE((tmp_path / "secret.json").stat().st_mode) == 0o600
+
+
+def test_an_append_over_a_link_neither_reads_nor_changes_its_target(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "summary.md").write_text("old\n")
+    (tmp_path / "elsewhere" / "summary.md").write_text("private\n")
     (tmp_path / "summary.md").symlink_to(tmp_path / "elsewhere" / "summary.md")
     append_text_file(tmp_path / "summary.md", ["more\n"])
-    assert (tmp_path / "elsewhere" / "summary.md").read_text() == "old\nmore\n"
+    assert (tmp_path / "elsewhere" / "summary.md").read_text() == "private\n"
+    assert not (tmp_path / "summary.md").is_symlink() and (tmp_path / "summary.md").read_text() == "more\n"
     assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["summary.md"]
 
 
@@ -170,12 +179,24 @@ def test_a_named_pipe_with_no_reader_is_refused_not_waited_on_for_ever(tmp_path:
     assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
 
 
-def test_a_link_to_a_named_pipe_with_no_reader_is_refused(tmp_path: Path) -> None:
+def test_a_link_to_a_named_pipe_or_a_device_is_replaced_never_written_through(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "link").symlink_to("pipe")
-    with pytest.raises(NoReaderOnPipe, match="no reader on the pipe"):
-        write_text_file(tmp_path / "link", ["x"])
-    assert (tmp_path / "link").is_symlink()
+    (tmp_path / "full").symlink_to("/dev/full")
+    (tmp_path / "out").symlink_to("/dev/stdout")
+    for name in ("link", "full", "out"):
+        write_text_file(tmp_path / name, ["x"])
+        assert not (tmp_path / name).is_symlink() and (tmp_path / name).read_text() == "x"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
+
+
+def test_a_descriptor_reached_through_a_linked_folder_is_written_into(tmp_path: Path) -> None:
+    # The links in the folders on the way are the user's layout, followed: fds/N is /proc/PID/fd/N.
+    target = tmp_path / "redirected.txt"
+    (tmp_path / "fds").symlink_to("/proc/self/fd")
+    with open(target, "w") as held:
+        write_text_file(tmp_path / "fds" / str(held.fileno()), ["through the descriptor\n"])
+    assert target.read_text() == "through the descriptor\n"
 
 
 def test_a_pipe_whose_reader_stops_taking_data_ends_the_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,28 +218,30 @@ def test_a_descriptor_name_is_written_into_never_replaced(tmp_path: Path) -> Non
     assert target.read_text() == "through the descriptor\n"
 
 
-def test_a_loop_of_links_is_named_by_the_system(tmp_path: Path) -> None:
+def test_a_loop_of_links_at_the_name_is_replaced(tmp_path: Path) -> None:
     (tmp_path / "a").symlink_to("b")
     (tmp_path / "b").symlink_to("a")
-    with pytest.raises(OSError) as caught:
-        write_text_file(tmp_path / "a", ["x"])
-    assert caught.value.strerror == "Too many levels of symbolic links"
+    write_text_file(tmp_path / "a", ["x"])
+    assert (tmp_path / "a").read_text() == "x" and os.readlink(tmp_path / "b") == "a"
 
 
-def test_a_file_that_cannot_be_made_is_named_not_its_temporary_file(tmp_path: Path) -> None:
-    # A link into a folder that does not exist: the error named ".s.yaml.r648rylt", the temporary
-    # file beside the target, a name no one gave (`evalkit import otel … -o link.yaml --force`).
+def test_a_file_that_cannot_be_made_is_named_not_its_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    # The error named ".s.yaml.r648rylt", the temporary file beside the target, a name no one gave
+    # (`evalkit import otel … -o link.yaml --force`, when the temporary file could not be made).
     from evalkit.textfiles import staged_text_file
 
-    (tmp_path / "link.yaml").symlink_to("nowhere/s.yaml")
+    def full(*, prefix: str, dir: Path) -> tuple[int, str]:  # noqa: A002 - mkstemp's own name
+        raise OSError(28, "No space left on device", os.path.join(dir, prefix + "r648rylt"))
+
+    monkeypatch.setattr(textfiles.tempfile, "mkstemp", full)
     for write in (
-        lambda: write_text_file(tmp_path / "link.yaml", ["x"]),
-        lambda: staged_text_file(tmp_path / "link.yaml", ["x"]).__enter__(),
+        lambda: write_text_file(tmp_path / "s.yaml", ["x"]),
+        lambda: staged_text_file(tmp_path / "s.yaml", ["x"]).__enter__(),
     ):
-        with pytest.raises(FileNotFoundError) as caught:
+        with pytest.raises(OSError) as caught:
             write()
-        assert caught.value.filename == str(tmp_path / "nowhere" / "s.yaml")
-    assert not (tmp_path / "nowhere").exists()
+        assert caught.value.filename == str(tmp_path / "s.yaml")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_staged_file_appears_only_when_put_and_fails_before_anything_changes(tmp_path: Path) -> None:
@@ -283,3 +306,25 @@ def test_an_output_no_write_could_make_is_refused_before_anything_runs(tmp_path:
             "is the results store's file, which no output replaces; name another file"
         )
         assert textfiles.output_refusal("report.xml") is None
+        # a folder on the way whose name is too long: the run went on, then the report failed
+        assert textfiles.output_refusal(f"d/{'n' * 300}/x.xml") == "cannot be made: File name too long"
+        # a link at the name is replaced, not followed: a link to the store is no store
+        (tmp_path / "link.db").symlink_to(store)
+        assert textfiles.output_refusal("link.db") is None
+def test_a_link_planted_at_an_export_is_replaced_never_followed(cli, project: Path, tmp_path: Path) -> None:
+    # `--export-run run.trec` with run.trec a committed link to a file outside the workspace
+    # replaced that file with the TREC run. The link is replaced; so is a link to a folder.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_bytes(b"precious\n")
+    (outside / "folder").mkdir()
+    (project / "run.trec").symlink_to(outside / "precious.txt")
+    (project / "qrels.trec").symlink_to(outside / "folder")
+    exported = cli(
+        "retrieval", "evalkit_stdlib.docs", "--deployment", "demo", "--export-run", "run.trec",
+        "--export-qrels", "qrels.trec", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert exported.code == 0, exported.stderr
+    assert (outside / "precious.txt").read_bytes() == b"precious\n" and list((outside / "folder").iterdir()) == []
+    for name in ("run.trec", "qrels.trec"):
+        assert stat.S_ISREG(os.lstat(project / name).st_mode) and (project / name).read_text().strip(), name

@@ -3,11 +3,13 @@ they are regular files of a bounded size.
 
 Reports, exports and the step summary are CI artifacts: a reader must never see half of one, so a
 regular file is written to a temporary file in its own folder and renamed over it at once, or not
-changed at all (a full disk, a writer that fails midway). A symbolic link is followed and its
-target is replaced whole the same way; the link stays a link. Renaming over anything else would
-destroy it: ``-o /dev/full`` (as root) once put a regular file where the device was. A named pipe
-or a device is therefore written into as ``>`` would, and so is whatever ``/dev/stdout`` or
-``/proc/self/fd/N`` names (a shell's redirection must keep its file). A named pipe with no reader
+changed at all (a full disk, a writer that fails midway). A symbolic link at the name given is
+replaced the same way by a regular file, never followed, whatever it leads to: a pull request
+that commits ``reports/summary.md -> /etc/…`` must not make CI overwrite a file outside the
+workspace (the links in the folders on the way are the user's layout and are followed). Renaming
+over anything else would destroy it: ``-o /dev/full`` (as root) once put a regular file where the
+device was. A named pipe or a device is therefore written into as ``>`` would, and so is whatever
+``/dev/stdout`` or ``/proc/self/fd/N`` names (a shell's redirection must keep its file). A named pipe with no reader
 is refused within :data:`PIPE_READER_WAIT_S` (:class:`NoReaderOnPipe`: opening it for writing
 blocked for ever), and a reader that takes no data for :data:`PIPE_STALL_S` ends the write.
 
@@ -194,9 +196,9 @@ def write_text_file(path: Path, chunks: Iterable[str]) -> None:
     """Write ``chunks`` to ``path`` (UTF-8, ``\\n`` line ends; a lone surrogate — a stored name
     that was not UTF-8 — as its escape ``\\udcff``, which JSON reads back).
 
-    A regular file or a new one is replaced whole (its folder is created); a symbolic link's
-    target likewise, the link kept; a named pipe or a device is written into (a pipe without a
-    reader raises :class:`NoReaderOnPipe`). An ``OSError`` (a full disk, a folder where the file
+    A regular file, a new one or a symbolic link is replaced whole (its folder is created; a
+    link's target is neither read nor changed); a named pipe or a device is written into (a pipe
+    without a reader raises :class:`NoReaderOnPipe`). An ``OSError`` (a full disk, a folder where the file
     should be) or an exception from ``chunks`` leaves any earlier file as it was.
     """
     _write(Path(path), chunks, append=False)
@@ -204,7 +206,8 @@ def write_text_file(path: Path, chunks: Iterable[str]) -> None:
 
 def append_text_file(path: Path, chunks: Iterable[str]) -> None:
     """Add ``chunks`` at the end of ``path`` (``$GITHUB_STEP_SUMMARY``) as :func:`write_text_file`
-    writes: a regular file gets its old text and the new in one replacement, or stays as it was."""
+    writes: a regular file gets its old text and the new in one replacement, or stays as it was; a
+    symbolic link is replaced by a file of the new text alone (its target is not read)."""
     _write(Path(path), chunks, append=True)
 
 
@@ -214,7 +217,9 @@ def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
         _write_pipe(path, chunks)
         return
     if _written_into(path, mode_bits):
-        with open(path, "a" if append else "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
+        flags = os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC) | getattr(os, "O_CLOEXEC", 0)
+        descriptor = os.open(path, flags | (0 if _names_a_descriptor(path) else _NO_FOLLOW))
+        with open(descriptor, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
             out.writelines(chunks)
         return
     _replace(_replaced_file(path), chunks, append=append)
@@ -222,14 +227,15 @@ def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
 
 def _output_place(path: Path) -> tuple[Path, int | None]:
     """Where an output named ``path`` goes (relative to :func:`outputs_relative_to`'s folder) and
-    the mode bits of what is there (``None``: nothing, or a link to nothing: created); refused when
-    it is a folder or a file :func:`keep_from_outputs` keeps."""
+    the mode bits of what is there, a symbolic link not followed (``None``: nothing: created);
+    refused when it is a folder or a file :func:`keep_from_outputs` keeps (links followed: a link
+    to the store is refused too). A descriptor's name (``/dev/stdout``) is what it leads to."""
     if _outputs_base is not None and not path.is_absolute():
         path = Path(_outputs_base, path)
     if _kept and (what := _kept.get(os.path.realpath(path))) is not None:
         raise KeptFile(errno.EEXIST, f"it is {what}, which no output replaces; name another file", str(path))
     try:
-        mode_bits: int | None = os.stat(path).st_mode
+        mode_bits: int | None = (os.stat if _names_a_descriptor(path) else os.lstat)(path).st_mode
     except FileNotFoundError:
         mode_bits = None
     if mode_bits is not None and stat.S_ISDIR(mode_bits):
@@ -254,49 +260,75 @@ def output_refusal(path: str | os.PathLike[str]) -> str | None:
     base = _outputs_base if _outputs_base is not None and not given.is_absolute() else None
     place = Path(base or "", given)
     try:
-        if place.is_dir():
+        if place.is_dir() and (not place.is_symlink() or _names_a_descriptor(place)):  # a link is replaced
             return "is a folder; give a file's path"
+        # a link at the name is replaced, never followed: what it leads to is not what is written
+        written = os.path.join(os.path.realpath(place.parent), place.name) if place.is_symlink() else os.path.realpath(place)
     except OSError as exc:  # a name too long, a loop of links: no write could make it
         return f"cannot be made: {exc.strerror or exc}"
-    if _kept and (what := _kept.get(os.path.realpath(place))) is not None:
+    if _kept and (what := _kept.get(written)) is not None:
         return f"is {what}, which no output replaces; name another file"
     for folder in given.parents:  # named as given, looked at where the output goes
         try:
             mode_bits = os.stat(Path(base or "", folder)).st_mode
-        except OSError:  # not there (created when written), or not ours to look at
+        except OSError as exc:  # not there (created when written), or not ours to look at
+            if exc.errno == errno.ENAMETOOLONG:  # a folder on the way no system could make
+                return f"cannot be made: {exc.strerror}"
             continue
         if not stat.S_ISDIR(mode_bits):
             return f"cannot be made: {path_named(folder)} is a file, not a folder"
+        return _name_too_long(Path(base or "", folder), given.relative_to(folder))
+    return None
+
+
+def _name_too_long(existing: Path, below: Path) -> str | None:
+    """``cannot be made: File name too long`` when a name in ``below`` (the folders still to be
+    made under the folder ``existing``, and the file) is longer than ``existing``'s file system
+    allows: looking such a path up fails first on the folder that is not there yet, so the run
+    went on and the write failed after it."""
+    try:
+        longest = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):  # no limit told: the write will say
         return None
+    if longest > 0 and any(len(os.fsencode(part)) > longest for part in below.parts):
+        return f"cannot be made: {os.strerror(errno.ENAMETOOLONG)}"
     return None
 
 
 def _written_into(path: Path, mode_bits: int | None) -> bool:
     """Whether an output at ``path`` is written into rather than replaced: a device, a pipe, or
-    a descriptor's name (see :func:`_names_a_descriptor`)."""
-    return (mode_bits is not None and not stat.S_ISREG(mode_bits)) or _names_a_descriptor(path)
+    a descriptor's name (see :func:`_names_a_descriptor`); never a symbolic link the user's
+    workspace holds (``mode_bits`` are :func:`os.lstat`'s): that is replaced."""
+    if _names_a_descriptor(path):
+        return True
+    return mode_bits is not None and not stat.S_ISREG(mode_bits) and not stat.S_ISLNK(mode_bits)
+
+
+#: Refuse to open a link when a pipe or a device is written into (one put there since it was looked at).
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _replaced_file(path: Path) -> Path:
-    """The file a replacement of ``path`` renames over: a link's target (the link kept), else
-    ``path`` itself, its folder created."""
-    if path.is_symlink():
-        return Path(os.path.realpath(path))
+    """The name a replacement of ``path`` renames over: ``path`` itself (a link there included:
+    the link is replaced, its target untouched), its folder created."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def _names_a_descriptor(path: Path) -> bool:
-    """True when ``path``, or the link it is, names another program's open file (``/dev/stdout``,
-    ``/proc/self/fd/1``): standard output redirected to a file must keep writing into that file."""
-    if _DESCRIPTOR_NAME.match(os.path.abspath(path)):
+    """True when ``path`` names another program's open file (``/dev/stdout``, ``/proc/self/fd/1``),
+    the links in its folders followed: standard output redirected to a file must keep writing into
+    that file. A link of the user's own to such a name is not one: it is replaced like any link."""
+    named = os.path.abspath(path)
+    if _DESCRIPTOR_NAME.match(named):
         return True
-    return path.is_symlink() and _DESCRIPTOR_NAME.match(os.readlink(path)) is not None
+    resolved = os.path.join(os.path.realpath(os.path.dirname(named)), os.path.basename(named))
+    return _DESCRIPTOR_NAME.match(resolved) is not None
 
 
 def _replace(target: Path, chunks: Iterable[str], *, append: bool) -> None:
     """Write a temporary file beside ``target`` and rename it over ``target`` (after its old
-    bytes when ``append``), keeping an existing file's permission bits."""
+    bytes when ``append``), keeping an existing regular file's permission bits."""
     temporary = _written_beside(target, chunks, append=append)
     try:
         os.replace(temporary, target)
@@ -307,11 +339,14 @@ def _replace(target: Path, chunks: Iterable[str], *, append: bool) -> None:
 
 def _written_beside(target: Path, chunks: Iterable[str], *, append: bool = False) -> str:
     """A temporary file beside ``target`` holding ``chunks`` (after ``target``'s bytes when
-    ``append``), flushed to disk, with ``target``'s permission bits; its name. Nothing is left
-    when writing it fails."""
+    ``append``), flushed to disk, with ``target``'s permission bits when it is a regular file, else
+    the umask's (never mkstemp's 0600, nor a link's target's); its name. Nothing is left when
+    writing it fails."""
     try:
-        old = os.stat(target)
+        old: os.stat_result | None = os.lstat(target)
     except FileNotFoundError:
+        old = None
+    if old is not None and not stat.S_ISREG(old.st_mode):  # a link: its target is neither read nor copied
         old = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -321,7 +356,7 @@ def _written_beside(target: Path, chunks: Iterable[str], *, append: bool = False
         os.chmod(temporary, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask())
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
             if append and old is not None:
-                with open(target, "rb") as before:
+                with open(os.open(target, os.O_RDONLY | _NO_FOLLOW | getattr(os, "O_CLOEXEC", 0)), "rb") as before:
                     out.flush()
                     shutil.copyfileobj(before, out.buffer)
             out.writelines(chunks)
@@ -338,8 +373,9 @@ def staged_text_file(path: Path, chunks: Iterable[str]) -> Iterator[Callable[[],
     """:func:`write_text_file` in two steps, for a file that must appear only once another is
     written: the text is written now, to a temporary file beside ``path`` (an ``OSError`` here —
     a folder that cannot be made, a full disk — leaves everything as it was), and put in place by
-    the function yielded, a rename. Left without calling it, nothing is changed. A named pipe, a
-    device or a descriptor's name cannot be staged: the function yielded writes into it."""
+    the function yielded, a rename (over a symbolic link there too, never through it). Left
+    without calling it, nothing is changed. A named pipe, a device or a descriptor's name cannot
+    be staged: the function yielded writes into it."""
     path, mode_bits = _output_place(Path(path))
     if _written_into(path, mode_bits):
         kept = list(chunks)
@@ -359,7 +395,8 @@ def _write_pipe(path: Path, chunks: Iterable[str]) -> None:
     deadline = time.monotonic() + PIPE_READER_WAIT_S
     while True:
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            descriptor = os.open(path, flags | (0 if _names_a_descriptor(path) else _NO_FOLLOW))
             break
         except OSError as exc:
             if exc.errno != errno.ENXIO:

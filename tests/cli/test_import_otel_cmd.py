@@ -361,13 +361,17 @@ def test_the_next_steps_spell_tables_as_a_pyproject_configuration_holds_them(eva
     assert run.code == 0, run.stderr
 
 
-def test_an_output_that_cannot_be_made_is_named_not_a_temporary_file(evalkit_cli, project: Path) -> None:
+def test_a_link_at_the_output_is_replaced_with_force_never_followed(evalkit_cli, project: Path) -> None:
+    # A dangling link (`p.yaml -> gone/p.yaml`) was followed: the error named where it led, or,
+    # its folder there, the set file was written outside the workspace. The link is the output.
     write_traces(project / "prod.jsonl")
     (project / "p.yaml").symlink_to("gone/p.yaml")
-    refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", "p.yaml", "--force")
-    assert refused.code == 2, refused.stdout
-    assert f"evalkit import cannot write {project / 'gone' / 'p.yaml'}: No such file or directory" in refused.stderr, refused.stderr
-    assert not (project / "evals").exists() and not (project / "p-answers.jsonl").exists()
+    refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", "p.yaml")
+    assert refused.code == 2 and "p.yaml already exists" in refused.stderr, refused.stderr
+    replaced = evalkit_cli("import", "otel", "prod.jsonl", "-o", "p.yaml", "--force")
+    assert replaced.code == 0, replaced.stderr
+    assert not (project / "p.yaml").is_symlink() and "prompt" in (project / "p.yaml").read_text()
+    assert not (project / "gone").exists()
 
 
 def test_a_file_name_or_name_that_is_not_utf8_is_written_with_a_question_mark(evalkit_cli, project: Path) -> None:

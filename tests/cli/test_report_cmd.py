@@ -244,7 +244,7 @@ def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli
     )
 
 
-def test_a_report_goes_into_a_pipe_a_link_or_standard_output_without_replacing_it(cli, project) -> None:
+def test_a_report_goes_into_a_pipe_or_standard_output_without_replacing_it(cli, project) -> None:
     answer_hostile(project)
     assert cli("run", SET, "--provider", "app").code == 0
     (run_id,) = run_ids(project)
@@ -261,9 +261,10 @@ def test_a_report_goes_into_a_pipe_a_link_or_standard_output_without_replacing_i
 
     (project / "kept.md").write_text("old")
     (project / "latest.md").symlink_to("kept.md")
-    through_link = cli("report", run_id, "--format", "markdown", "-o", "latest.md")
-    assert through_link.code == 0, through_link.stderr
-    assert (project / "latest.md").is_symlink() and (project / "kept.md").read_text().startswith("**✅ BASELINE**")
+    over_link = cli("report", run_id, "--format", "markdown", "-o", "latest.md")
+    assert over_link.code == 0, over_link.stderr
+    assert not (project / "latest.md").is_symlink() and (project / "kept.md").read_text() == "old"
+    assert (project / "latest.md").read_text().startswith("**✅ BASELINE**")
 
     to_stdout = cli("report", run_id, "--format", "markdown", "-o", "/dev/stdout")
     assert to_stdout.code == 0 and to_stdout.stdout.startswith("**✅ BASELINE**")
@@ -306,3 +307,84 @@ def test_an_empty_output_path_is_refused_not_read_as_standard_output_or_a_defaul
     imported = cli("import", "otel", "trace.jsonl", "-o", value)
     assert imported.code == 2 and "-o/--output is empty" in imported.stderr, imported.stderr
     assert not (project / "evals").exists()
+
+
+def _planted_link(project, tmp_path, name: str, mode: int = 0o600):  # noqa: ANN001, ANN202
+    """A link at ``project/name`` to a file outside the workspace (what a pull request can commit)."""
+    outside = tmp_path / "outside"
+    outside.mkdir(exist_ok=True)
+    precious = outside / f"precious-{name.replace('/', '-')}"
+    precious.write_bytes(b"precious bytes\x00\xff\n")
+    os.chmod(precious, mode)
+    link = project / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(precious)
+    return link, precious
+
+
+def test_a_link_planted_at_an_output_is_replaced_never_followed(cli, project, tmp_path) -> None:
+    """`ln -s /tmp/precious.txt reports/summary.md; evalkit report RUN -o reports/summary.md`
+    replaced the link's target: a pull request that commits a link made CI overwrite a file
+    outside the workspace. The link is now replaced by a regular file; its target keeps every byte."""
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    assert cli("run", SET, "--provider", "app").code == 0
+    run_id, later = run_ids(project)
+    commands = {
+        "reports/summary.md": ("report", run_id, "--format", "markdown", "-o", "reports/summary.md"),
+        "reports/junit.xml": ("report", run_id, "-o", "fine.html", "--report", "junit:reports/junit.xml"),
+        "reports/run.md": ("run", SET, "--provider", "app", "--report", "markdown:reports/run.md"),
+        "reports/compare.xml": ("compare", run_id, later, "--report", "junit:reports/compare.xml"),
+        "evals/baseline.json": ("baseline", "export", SET, "--provider", "app", "-o", "evals/baseline.json"),
+    }
+    for name, command in commands.items():
+        link, precious = _planted_link(project, tmp_path, name)
+        result = cli(*command)
+        assert result.code == 0, (name, result.stderr)
+        assert precious.read_bytes() == b"precious bytes\x00\xff\n", name
+        assert stat.S_IMODE(precious.stat().st_mode) == 0o600, name
+        assert not link.is_symlink() and stat.S_ISREG(os.lstat(link).st_mode), name
+        assert link.read_text().strip(), name
+        assert sorted(p.name for p in precious.parent.iterdir()) == sorted(
+            f"precious-{n.replace('/', '-')}" for n in list(commands)[: list(commands).index(name) + 1]
+        ), "nothing written beside the link's target"
+
+
+def test_a_file_replacing_a_link_has_the_umasks_mode_not_its_targets(cli, project, tmp_path) -> None:
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    (run_id,) = run_ids(project)
+    link, precious = _planted_link(project, tmp_path, "summary.md", mode=0o755)
+    before = os.umask(0o027)
+    try:
+        result = cli("report", run_id, "--format", "markdown", "-o", "summary.md")
+    finally:
+        os.umask(before)
+    assert result.code == 0, result.stderr
+    assert stat.S_IMODE(os.lstat(link).st_mode) == 0o640 and stat.S_IMODE(precious.stat().st_mode) == 0o755
+
+
+def test_a_report_failing_midway_through_a_link_leaves_no_temporary_file_and_no_partial_output(
+    cli, project, tmp_path, monkeypatch
+) -> None:
+    """The report is written beside the name given (not beside a link's target) and renamed over
+    it; a failure before the rename leaves the link, its target and the folder as they were."""
+    from evalkit import textfiles
+
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    (run_id,) = run_ids(project)
+    link, precious = _planted_link(project, tmp_path, "reports/summary.md")
+    renamed: list[str] = []
+
+    def refused(source, destination) -> None:  # noqa: ANN001
+        renamed.append(os.path.dirname(source))
+        raise OSError(28, "No space left on device", str(destination))
+
+    monkeypatch.setattr(textfiles.os, "replace", refused)
+    result = cli("report", run_id, "--format", "markdown", "-o", "reports/summary.md")
+    assert result.code == 3 and "cannot write reports/summary.md: No space left on device" in result.stderr
+    assert renamed == [str(project / "reports")], "the temporary file is made beside the name given"
+    assert link.is_symlink() and precious.read_bytes() == b"precious bytes\x00\xff\n"
+    assert sorted(p.name for p in (project / "reports").iterdir()) == ["summary.md"]
+    assert sorted(p.name for p in precious.parent.iterdir()) == [precious.name]

@@ -307,8 +307,9 @@ def _render_reports(
 def _check_export_paths(args: Arguments, database: str) -> None:
     """Refuse (exit 2), before anything is asked or stored, an export path no write could make
     (:func:`evalkit.textfiles.output_refusal`: a blank name, a name too long, a folder, the results
-    store ``database``'s own file) or whose folder does not exist. ``--export-run " "`` wrote a file
-    named by a space; ``--export-run .evalkit/results.db`` stored the run, then failed, exit 3."""
+    store ``database``'s own file) or whose folder does not exist (a link to a folder is not one:
+    the export replaces the link, as every output does). ``--export-run " "`` wrote a file named
+    by a space; ``--export-run .evalkit/results.db`` stored the run, then failed, exit 3."""
     from pathlib import Path
 
     from ..errors import UsageError
@@ -324,7 +325,7 @@ def _check_export_paths(args: Arguments, database: str) -> None:
         if (refusal := output_refusal(value)) is not None:
             raise UsageError(f"{option} {path_named(value)}: {refusal}")
         path = Path(value)
-        if path.is_dir() or not path.parent.is_dir():
+        if (path.is_dir() and not path.is_symlink()) or not path.parent.is_dir():
             raise UsageError(f"{option} {path_named(value)}: must be a file in an existing folder")
 
 
