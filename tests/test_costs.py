@@ -190,3 +190,24 @@ def test_a_scripted_conversation_reserves_a_request_for_each_of_its_user_turns()
     single = guard.admit(SimpleNamespace(prompt="x" * 40, system_prompt=None))
     talk = guard.admit(SimpleNamespace(prompt="x" * 40, system_prompt=None, user_turns=3))
     assert talk.total == 3 * single.total and guard.in_flight == 4 * single.total
+
+
+@pytest.mark.parametrize(
+    ("errored", "requests", "usage"),
+    [
+        (True, 0, None),  # a request that failed without a reply: 500 on every attempt
+        (False, 1, Usage(input_tokens=10, output_tokens=4)),
+        (False, 3, Usage(input_tokens=30, output_tokens=12)),  # a conversation's three model turns
+        (True, 2, Usage(input_tokens=20, output_tokens=8)),  # a case cut between its repeats, or a grading that failed
+    ],
+)
+def test_a_settled_request_counts_toward_max_requests_as_its_stored_case_is_read_back(errored, requests, usage) -> None:
+    # The shard that sent a failed request counted it; the others, reading the run's count from the
+    # store, did not (its case is stored requests=0) and sent one request past the run's limit.
+    from evalkit.run.answering.spending import budget_spent
+
+    guard = SpendGuard(None, 10, None)
+    reserved = guard.admit(SimpleNamespace(prompt="What is 2+2?", system_prompt=None))
+    guard.settle(reserved, SimpleNamespace(usage=usage, judge_usage=(), errored=errored, requests=requests))
+    _, read_back = budget_spent(None, [(usage, (), None, errored, requests)])
+    assert read_back == guard.own_requests

@@ -37,6 +37,7 @@ __all__ = [
     "parse_amount",
     "price_from_mapping",
     "run_spend",
+    "limited_requests",
     "stored_replies",
 ]
 
@@ -296,3 +297,16 @@ def stored_replies(usage: Usage | None, errored: bool, requests: int | None) -> 
     if requests is None:
         return 0 if errored and usage is None else 1
     return requests
+
+
+def limited_requests(usage: Usage | None, errored: bool, requests: int | None, source: str | None = None) -> int:
+    """The generator requests ``--max-requests`` counts for a case: its replies
+    (:func:`stored_replies`), and one for a case asked of the model that errored with none — its
+    request failed without a reply (a transport retry is not counted); none for a reused answer.
+    The running process counts each case by this rule as it settles, and every shard (a resume too)
+    counts the run's stored cases by it: a failed request stored ``requests=0`` counted one in its
+    own shard and none in the others, which then sent one request past the run's limit."""
+    if source:
+        return 0
+    replies = stored_replies(usage, errored, requests)
+    return max(1, replies) if errored else replies

@@ -962,3 +962,43 @@ def test_a_request_that_failed_without_a_reply_costs_the_budget_nothing(evalkit_
     # each reply costs 0.012 EUR and each request is estimated at 0.022: three fit in 0.05, a fourth does not
     assert "budget reached after 3 of 6 cases (spent 0.036 EUR of a budget of 0.05 EUR)" in note, note
     assert document["spend"]["generator"]["requests"] == 3 and document["errored"] == 1
+
+
+def test_a_failed_request_counts_toward_the_shared_request_limit_in_every_shard(evalkit_cli, project, chat_server) -> None:
+    # A request that failed without a reply counted one toward --max-requests in its own shard,
+    # but was read back from the store as none: the other shard sent one request past the limit.
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    for number in (2, 3, 4):  # request 1 is the free readiness probe; the first case's 3 attempts get a 500
+        chat_server.fail_at(number, Fault.http_error(500))
+    common = ("run", "arith.basic", "--provider", "prod", "--run-id", "limited", "--concurrency", "1", "--max-requests", "4")
+    common += ("--database", f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    first = evalkit_cli(*common, "--shard", "1/2", env=env)
+    sent = len(completions(chat_server))
+    # its four cases, four requests (a transport retry is not counted): the first failed, three answered
+    assert sent == 6, first.stdout + first.stderr
+    second = evalkit_cli(*common, "--shard", "2/2", env=env)
+    assert second.code == 3, second.stdout + second.stderr
+    assert len(completions(chat_server)) == sent, "the limit of 4 requests was reached by shard 1/2"
+    assert "the limit of 4 requests reached" in second.stdout + second.stderr
+
+
+def test_a_resume_counts_a_failed_request_and_is_told_a_limit_that_finishes_the_run(evalkit_cli, project, chat_server) -> None:
+    # A resume counts the run's failed requests toward --max-requests (each as one, as the running
+    # process did): the limit it is told must leave room for them and for every case asked again.
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    for number in (2, 3, 4):  # request 1 is the free readiness probe; the first case's 3 attempts get a 500
+        chat_server.fail_at(number, Fault.http_error(500))
+    first = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--max-requests", "2", env=env)
+    output = first.stdout + first.stderr
+    assert first.code == 3 and "the limit of 2 requests reached" in output, output
+    words = resume_words(output)
+    # 2 counted (one failed, one answered) and 5 cases asked again: 6 stopped the resume one short
+    assert words[words.index("--max-requests") + 1] == "7", words
+    resumed = evalkit_cli(*words, env=env)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr

@@ -30,7 +30,7 @@ import attrs
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
 from ...components import answered_by, declared, judge_instance, plugin_called, same_generator
-from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of, run_spend, stored_replies
+from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of, limited_requests, run_spend, stored_replies
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...wording import argument, quoted, table_key
@@ -337,8 +337,9 @@ class SpendGuard:
         # and in the run's spend; a reply that reported no usage costs its estimate: what is known
         replied = not getattr(case, "errored", False) or bool(getattr(case, "requests", None))
         spent = known if known is not None else reserved.generator if replied else Decimal(0)
-        # a conversation's model turns each count; a request that got no reply still went out
-        made = max(1, getattr(case, "requests", None) or 0)
+        # a conversation's model turns each count; a request that got no reply still went out: as
+        # the run's stored cases are counted (limited_requests), or the shards' counts disagree
+        made = max(1, limited_requests(case.usage, getattr(case, "errored", False), getattr(case, "requests", None)))
         if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
             self.measure(case.usage)
             self.observe(known, made)
@@ -527,8 +528,9 @@ class SpendingPlan:
 def budget_spent(
     pricing: Mapping[str, Any] | None, rows: Any, unknown_cost: Callable[[], Decimal | None] | None = None
 ) -> tuple[Decimal, int]:
-    """What a run's stored cases spent, as a budget counts it, and their generator requests (what
-    ``--max-requests`` counts), from :class:`~evalkit.storage.RunSpending` rows.
+    """What a run's stored cases spent, as a budget counts it, and their generator requests as
+    ``--max-requests`` counts them (:func:`~evalkit.costs.limited_requests`: a failed request
+    counts one), from :class:`~evalkit.storage.RunSpending` rows.
 
     The run's spend says its cost is unknown once one reply reported no usage; a budget cannot
     count that as nothing (a resumed run forgot all it had spent, and spent the budget again). A
@@ -540,8 +542,9 @@ def budget_spent(
     rows = list(rows)
     spend = run_spend(pricing, rows)
     generator, judge = spend.generator_price, spend.judge_price
-    known, known_requests, unknown_requests, judged = Decimal(0), 0, 0, Decimal(0)
+    known, known_requests, unknown_requests, judged, limited = Decimal(0), 0, 0, Decimal(0), 0
     for usage, judge_usage, source, errored, requests in rows:
+        limited += limited_requests(usage, errored, requests, source)
         for call in judge_usage:
             cost = cost_of(call, judge) if judge is not None else None
             judged += cost if cost is not None else Decimal(0)
@@ -559,7 +562,7 @@ def budget_spent(
     elif unknown_requests and unknown_cost is not None:
         each = unknown_cost()
         known += each * unknown_requests if each is not None else Decimal(0)
-    return known + judged, spend.generator.requests
+    return known + judged, limited
 
 
 def budget_args(
@@ -610,8 +613,9 @@ def budget_args(
         if asked:
             needed = max(needed, math.ceil(requests * case_count / asked))
         if whole is not None:
-            # the resume's count starts at what was spent, a case cut short included, and asks that case again
-            needed = max(needed, requests + max(0, case_count - whole) * each)
+            # the resume's count starts at what was spent, a case cut short and a failed request
+            # included (the guard counted them: limited_requests), and asks that case again
+            needed = max(needed, max(requests, guard.requests) + max(0, case_count - whole) * each)
         args += ["--max-requests", str(max(needed, guard.max_requests * 2))]
     return tuple(args)
 
