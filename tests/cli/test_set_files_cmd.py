@@ -363,7 +363,10 @@ def test_init_that_cannot_finish_names_the_file_in_its_way_and_leaves_no_folder_
     assert sorted(p.name for p in project.iterdir() if p.name != ".evalkit") == ["recorded"]
     assert (project / "recorded").read_text() == "my notes"
     too_long = evalkit_cli("init", "new/" + "x" * 300)
-    assert too_long.code == 2 and "cannot write into new/xxx" in too_long.stderr
+    # refused before anything is made, naming the file and what is wrong with it
+    assert too_long.code == 2, too_long.stderr
+    assert "evalkit init writes nothing: new/xxx" in too_long.stderr
+    assert "cannot be made: File name too long; choose another DIR" in too_long.stderr
     assert not (project / "new").exists()
 
 

@@ -82,9 +82,9 @@ def handle(args: Arguments) -> int:
             )
         for _, path in targets:  # `recorded` a file: "cannot write into .: File exists", evals/ left made
             if (refusal := output_refusal(path)) is not None:
-                raise UsageError(
-                    f"evalkit init writes nothing: {path_named(path)} {refusal}; move the file away or choose another DIR"
-                )
+                in_the_way = any(folder.exists() and not folder.is_dir() for folder in path.parents)
+                advice = "move the file away or choose another DIR" if in_the_way else "choose another DIR"
+                raise UsageError(f"evalkit init writes nothing: {path_named(path)} {refusal}; {advice}")
         for source, path in targets:
             made.extend(reversed([folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]))
             path.parent.mkdir(parents=True, exist_ok=True)
