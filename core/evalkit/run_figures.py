@@ -13,7 +13,7 @@ from __future__ import annotations
 from .runs import Run
 from .wording import counted
 
-__all__ = ["NOTHING_SCORED", "answered_text", "percent", "rate_cell", "rate_text"]
+__all__ = ["NOTHING_SCORED", "answered_text", "percent", "rate_cell", "rate_of", "rate_text"]
 
 #: What a rate reads as when no case was scored (every answered case errored, or none is in).
 NOTHING_SCORED = "none scored"
@@ -30,6 +30,12 @@ def rate_text(run: Run) -> str:
     if not run.scored_count:
         return NOTHING_SCORED
     return f"{percent(run.pass_rate)} ({min(run.passed_count, run.scored_count)}/{run.scored_count})"
+
+
+def rate_of(run: Run) -> float | None:
+    """The run's pass rate as a number for a trend (``history``'s sparkline and ``pass_rates``);
+    ``None`` — no rate, never a 0 % — when no case was scored (every answered case errored)."""
+    return float(run.pass_rate) if run.scored_count else None
 
 
 def rate_cell(run: Run) -> str:

@@ -132,6 +132,24 @@ def test_a_deployments_only_retriever_written_unquoted_is_refused_with_the_hint(
     assert unknown.code == 2 and 'Unknown retriever "nope"' in unknown.stderr
 
 
+def test_an_unquoted_table_beside_another_retriever_is_said_as_options_not_as_what_runs(evalkit_cli, project) -> None:
+    # `retriever = "other"` beside [deployments.p.retrievers.evalkit.lexical]: `list deployments`
+    # refused it as `deployment "p" runs retriever "evalkit"`, the run's words, though "p" runs
+    # "other"; the table only holds options for "evalkit". The run says the unknown retriever it runs.
+    write(project, '[deployments.p]\nretriever = "other"\n[deployments.p.retrievers.evalkit.lexical]\ncorpus = "c"\n')
+    listed = evalkit_cli("list", "deployments")
+    assert listed.code == 2, listed.stderr
+    assert 'deployment "p" has options for retriever "evalkit", which is no installed retriever' in listed.stderr
+    assert "runs retriever" not in listed.stderr, listed.stderr
+    assert 'quote an id with dots in the table name: [deployments.p.retrievers."evalkit.lexical"]' in listed.stderr
+    ran = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "p")
+    assert ran.code == 2 and 'Unknown retriever "other"' in ran.stderr, ran.stderr
+    # the deployment's own retriever, read from the table, still "runs"
+    write(project, '[deployments.p.retrievers.evalkit.lexical]\ncorpus = "c"\n')
+    alone = evalkit_cli("list", "deployments")
+    assert alone.code == 2 and 'deployment "p" runs retriever "evalkit", which is no installed' in alone.stderr
+
+
 def test_a_deployments_timeout_written_as_a_toml_boolean_is_said_in_tomls_words(evalkit_cli, project) -> None:
     # `timeout = true` was refused "…, got True": Python's word, nothing the file holds
     write(project, '[deployments.prod.retrievers."evalkit.lexical"]\ncorpus = "c.jsonl"\ntimeout = true\n')

@@ -191,3 +191,28 @@ def test_a_retrievers_runs_in_two_deployments_are_two_series_each_named(evalkit_
     table = evalkit_cli("history", "retrievalkit.tiny", env=env).stdout
     assert table.count('fixtures.scripted in deployment "staging"') == 3, "two rows and one trend"
     assert '  fixtures.scripted in deployment "production" · retrieval_hit_rate\n' in table
+
+
+def test_a_run_whose_every_case_errored_has_no_rate_in_the_trend(evalkit_cli, project, plugin_dists) -> None:
+    # Its table cell said "—" (no case scored), but the trend drew it as a 0 % bar ("0.0% → 0.0%")
+    # and --json's pass_rates said 0.0: a retriever that failed read as one that found nothing.
+    import json
+
+    env = {"PYTHONPATH": plugin_dists("evalkit-retrieval-fixtures")}
+    (project / "good.json").write_text(json.dumps({"deserialize a JSON document": ["doc-json"]}), encoding="utf-8")
+    (project / "evalkit.toml").write_text(
+        '[deployments.x.retrievers."fixtures.garbage"]\nmode = "string"\n'
+        '[deployments.x.retrievers."fixtures.scripted"]\nanswers = "good.json"\n',
+        encoding="utf-8",
+    )
+    for retriever in ("fixtures.scripted", "fixtures.garbage", "fixtures.scripted"):
+        ran = evalkit_cli("retrieval", "retrievalkit.tiny", retriever, "--deployment", "x", env=env)
+        assert ran.code in (0, 3), ran.stderr
+    document = evalkit_cli("history", "retrievalkit.tiny", "--json", env=env).json()
+    series = {s["identity"]: s for s in document["series"]}
+    assert series['fixtures.garbage in deployment "x"']["pass_rates"] == [None]
+    assert series['fixtures.garbage in deployment "x"']["sparkline"] == " "
+    assert series['fixtures.scripted in deployment "x"']["pass_rates"] == [0.5, 0.5]
+    table = evalkit_cli("history", "retrievalkit.tiny", env=env).stdout
+    assert '  fixtures.garbage in deployment "x" · retrieval_hit_rate\n       — → —  (1 run)\n' in table, table
+    assert " 0.0%" not in table, table

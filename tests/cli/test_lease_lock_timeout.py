@@ -173,7 +173,8 @@ def test_evalkits_own_bug_in_begin_run_before_it_is_stored_is_raised_as_it_is(
     evalkit_cli, project, monkeypatch
 ) -> None:
     """Not stored yet: what begin_run's guard raises as it is (evalkit's own bug) is not said to
-    be a stored run's (exit 3, "kept"), now that the guard is inside the run's ``try``."""
+    be a stored run's ("kept"), now that the guard is inside the run's ``try``; exit 3, as every
+    internal error."""
     from evalkit.storage.sql import runs
 
     answer_with(project, ARITH_GOOD)
@@ -183,7 +184,7 @@ def test_evalkits_own_bug_in_begin_run_before_it_is_stored_is_raised_as_it_is(
 
     monkeypatch.setattr(runs.RunsAndCases, "begin_run", broken)
     began = evalkit_cli("run", "arith.basic", "--run-id", "mine-6", "--database", LOCAL)
-    assert began.code == 2 and "ZeroDivisionError: evalkit's own bug — no run was stored" in began.stderr, began.stderr
+    assert began.code == 3 and "ZeroDivisionError: evalkit's own bug — no run was stored" in began.stderr, began.stderr
     assert "mine-6" not in began.stderr and "interrupted" not in began.stderr, began.stderr
     with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
         assert connection.execute("SELECT count(*) FROM evalkit_run").fetchone()[0] == 0

@@ -399,7 +399,7 @@ def test_an_error_raised_while_the_command_line_is_parsed_is_said_with_its_exit_
     """An evalkit error a type or a callback raised (or something it read: the configuration, the
     environment) while click parsed left `main()` unsaid: the console script ended with 3 and no
     message. It is said as every command's error is, with its code; anything else is an evalkit
-    bug, said with its traceback (exit 2: nothing stored)."""
+    bug, said with its traceback (exit 3, as every internal error)."""
     from evalkit.cli.params import Duration
     from evalkit.errors import ConfigError
 
@@ -418,6 +418,28 @@ def test_an_error_raised_while_the_command_line_is_parsed_is_said_with_its_exit_
 
     monkeypatch.setattr(Duration, "convert", breaks)
     result = evalkit_cli("report", "r-1", "--timeout", "5s")
-    assert result.code == 2, result.stderr
+    assert result.code == 3, result.stderr
     assert result.stderr.startswith("evalkit: internal error (an evalkit bug): RuntimeError: a bug"), result.stderr
     assert "Traceback" in result.stderr
+
+
+def test_every_internal_error_exits_3_whatever_the_command(evalkit_cli, project, monkeypatch) -> None:
+    """An evalkit bug that ended a command before it stored a run exited 2, the code of bad usage or
+    input (`retrieval --export-run` of a 300-character name said "internal error (an evalkit bug)",
+    exit 2): a CI could not tell evalkit crashing from its own typo. docs/cli.md: 3, the command
+    could not complete, whatever the command, stored runs or not; --json's error object says 3."""
+    from evalkit.cli import stored
+    from evalkit.run import lifecycle
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(stored, "open_store", broken)
+    monkeypatch.setattr(lifecycle._Lifecycle, "_begin", broken)
+    for command in (("history", "arith.basic"), ("run", "arith.basic", "--provider", "reference")):
+        result = evalkit_cli(*command)
+        assert result.code == 3, (command, result.stderr)
+        assert result.stderr.startswith("evalkit: internal error (an evalkit bug): RuntimeError: a bug"), result.stderr
+        as_json = evalkit_cli(*command, "--json")
+        assert as_json.code == 3 and as_json.json()["exit_code"] == 3, (command, as_json.stdout)
+

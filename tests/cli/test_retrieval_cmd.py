@@ -1047,3 +1047,22 @@ def test_the_report_a_retrieval_run_writes_holds_what_a_later_report_of_it_holds
     else:
         ranked = {case["case_id"]: case["detail"]["ranked_ids"] for case in written["run"]["cases"]}
         assert ranked["json"] == ["doc-csv", "doc-zip", "doc-copy", "doc-json"]
+
+
+def test_the_live_json_holds_every_ranking_whatever_the_privacy_level(cli, project) -> None:
+    """docs/providers.md "Privacy levels": `evalkit retrieval --json` is the command's live output,
+    as its terminal is: at ``metadata`` its document holds each question's ranked ids and ranking
+    (docs/retrieval.md promises them with their scores), while the store keeps only the hits."""
+    late = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, late)}}})
+    ran = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--privacy", "metadata", "--json")
+    assert ran.code == 0, ran.stderr[-2000:]
+    document = ran.json()
+    assert document["privacy"] == "metadata"
+    live = {q["id"]: q for q in document["questions"]}
+    assert live["json"]["ranked_ids"] == ["doc-csv", "doc-zip", "doc-copy", "doc-json"]
+    assert [pair[0] for pair in live["json"]["ranking"]] == ["doc-csv", "doc-zip", "doc-copy", "doc-json"]
+    shown = cli("show", document["run_id"], "--json")
+    assert shown.code == 0, shown.stderr[-2000:]
+    assert all(case["detail"] is None for case in shown.json()["cases"]), shown.stdout
+    assert "doc-zip" not in shown.stdout

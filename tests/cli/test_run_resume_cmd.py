@@ -286,7 +286,7 @@ def test_a_refused_lease_leaves_the_run_another_process_answers_as_it_is(evalkit
 
 
 def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalkit_cli, project, monkeypatch) -> None:
-    """Exit 2 is right before the run is stored; the message says so instead of leaving it to the code."""
+    """The message says no run was stored; the exit code is 3, an internal error's, stored runs or not."""
     from evalkit.run import lifecycle
 
     def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -295,7 +295,7 @@ def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalk
     answer_with(project, ARITH_GOOD)
     monkeypatch.setattr(lifecycle._Lifecycle, "_begin", broken)
     crashed = evalkit_cli("run", "arith.basic", "--run-id", "never-1")
-    assert crashed.code == 2, crashed.stderr
+    assert crashed.code == 3, crashed.stderr
     assert (
         "evalkit: internal error (an evalkit bug): RuntimeError: a bug in beginning the run — no run was stored"
         in crashed.stderr

@@ -302,10 +302,15 @@ def _store_failure(exc: Exception, stores: Sequence[object]) -> Exception:
     return store_failure_said(exc, stores)
 
 
+#: The exit code of an internal error (an evalkit bug), whatever the command and whether or not it
+#: stored a run: the command could not complete, and it was no bad usage or input of the user's (2).
+INTERNAL_ERROR_EXIT = 3
+
+
 def _internal_error(exc: Exception, stored: Sequence[str]) -> str:
     """What an evalkit bug that ended the command says: what was raised and, when the command has
-    runs in the store, that they are kept and how to see them (the exit code is then 3, not 2's
-    "nothing stored"); else that no run was stored."""
+    runs in the store, that they are kept and how to see them; else that no run was stored. Its
+    exit code is :data:`INTERNAL_ERROR_EXIT` either way."""
     from ..shapes import exception_text
 
     said = exception_text(exc)
@@ -401,7 +406,7 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
         console(stderr=True).message(traceback.format_exc().rstrip("\n"))  # not in --json's error object
         if isinstance(exc, EvalkitError):
             return _stored_before(exc.exit_code, stored, say)
-        return 3 if stored else 2
+        return INTERNAL_ERROR_EXIT  # an evalkit bug is no bad input of the user's, stored runs or not
     if isinstance(exc, SetValidationError):
         from ..shapes import counted_problems
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocols import ResultRepository
 
-from ..run_figures import rate_cell
+from ..run_figures import percent, rate_cell, rate_of
 from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .names import SetIdentifier
@@ -121,10 +121,11 @@ def handle(args: Arguments) -> int:
             "grader": grader,
             "deployment": members[0].deployment,
             "runs": [r.id for r in members],
-            "pass_rates": [float(r.pass_rate) for r in members],
-            # the newest SPARKLINE_RUNS runs: a bar per run, so the line keeps within 80 columns
+            # None (null) for a run with no rate: every case errored, nothing was scored (not a 0 %)
+            "pass_rates": [rate_of(r) for r in members],
+            # the newest SPARKLINE_RUNS runs: a bar per run (a gap for no rate), so the line keeps within 80 columns
             "sparkline": ("…" if len(members) > SPARKLINE_RUNS else "")
-            + sparkline(r.pass_rate for r in members[-SPARKLINE_RUNS:]),
+            + sparkline(rate_of(r) for r in members[-SPARKLINE_RUNS:]),
         }
         for (identity, grader), members in series.items()
     ]
@@ -180,6 +181,11 @@ def handle(args: Arguments) -> int:
         # two lines, the series' name first: on one line with the sparkline it passed 80 columns
         out.print(f"  {trend['identity']} · {trend['grader']}")
         out.print(
-            f"    {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  ({counted(len(rates), 'run')})"
+            f"    {trend['sparkline']}  {_trend_end(rates[0])} → {_trend_end(rates[-1])}  ({counted(len(rates), 'run')})"
         )
     return 0
+
+
+def _trend_end(rate: float | None) -> str:
+    """A trend's first or last rate as its line says it: ``50.0%``, an em dash for no rate (as the table's cell)."""
+    return "—" if rate is None else percent(rate)

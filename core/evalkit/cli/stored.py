@@ -222,10 +222,11 @@ def verdict_document(verdict: StoredVerdict | None) -> dict[str, Any] | None:
     return {"state": verdict.state, "baseline_id": verdict.baseline_id, "note": verdict.reason}
 
 
-def sparkline(values: Iterable[float]) -> str:
-    """One bar per value in 0..1 (pass rates), on a fixed scale so a flat 100% reads as full bars."""
+def sparkline(values: Iterable[float | None]) -> str:
+    """One bar per value in 0..1 (pass rates), on a fixed scale so a flat 100% reads as full bars;
+    a gap (a space) for ``None``, a run with no rate (no case scored), never drawn as a 0% bar."""
     top = len(SPARK_BARS) - 1
-    return "".join(SPARK_BARS[min(top, max(0, round(float(v) * top)))] for v in values)
+    return "".join(" " if v is None else SPARK_BARS[min(top, max(0, round(float(v) * top)))] for v in values)
 
 
 def liveness_fields(live: Any) -> dict[str, Any]:

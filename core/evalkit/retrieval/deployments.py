@@ -315,11 +315,15 @@ def unquoted_retriever(choice: DeploymentChoice, retriever_id: str, installed: I
     because its table was written unquoted (``[deployments.NAME.retrievers.evalkit.lexical]``
     alone in the deployment, which TOML reads as a table ``evalkit`` holding a table ``lexical``,
     so the deployment's only retriever was ``evalkit``); ``None`` when no installed retriever's id
-    reads that way. Said in the words :func:`deployment_options` uses when such an id is named."""
+    reads that way. Said in the words :func:`deployment_options` uses when such an id is named; the
+    deployment "runs" ``retriever_id`` only when it is the deployment's retriever, else (``retriever =
+    "other"`` beside the table, as ``evalkit list deployments`` reads every table) it "has options
+    for" it."""
+    does = "runs" if retriever_id == choice.retriever else "has options for"
     for meant in sorted(installed):
         if meant.startswith(f"{retriever_id}.") and _written_unquoted(choice, meant):
             return (
-                f"deployment {quoted(choice.name)} runs retriever {quoted(retriever_id)}, which is no installed retriever: "
+                f"deployment {quoted(choice.name)} {does} retriever {quoted(retriever_id)}, which is no installed retriever: "
                 f"[deployments.{table_key(choice.name)}.retrievers.{hidden_escaped(meant)}] is read as nested tables, "
                 f"quote an id with dots in the table name: [deployments.{table_key(choice.name)}.retrievers.{table_key(meant, always_quoted=True)}]"
             )
