@@ -56,7 +56,9 @@ __all__ = [
     "resumed_options",
     "stored_provenance",
     "with_resumed_options",
+    "with_resumed_provenance",
     "without_options",
+    "word_options",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -137,6 +139,19 @@ def without_options(words: Sequence[str], options: Sequence[str]) -> list[str]:
     return kept
 
 
+def word_options(words: Sequence[str]) -> list[list[str]]:
+    """``words`` (options, each with its value: ``--provider p --cache``) as a list of options, each
+    the list of its words (``[["--provider", "p"], ["--cache"]]``), as :func:`continuing_command`
+    takes them; words before the first option (none of a command line's) are an option of their own."""
+    options: list[list[str]] = []
+    for word in words:
+        if word.startswith("--") or not options:
+            options.append([word])
+        else:
+            options[-1].append(word)
+    return options
+
+
 def continuing_command(
     words: Sequence[str],
     options: Sequence[Sequence[str]],
@@ -159,8 +174,8 @@ def continuing_command(
     return shell_line(["evalkit", *words, *kept, *store, *ending, *limits])
 
 
-#: The key of a run's stored ``provenance`` that keeps the options of the command that began it
-#: which a line continuing it repeats (:func:`with_resumed_options`): a list of options, each the
+#: The key of a run's stored ``provenance`` that keeps the options of the latest command that began,
+#: resumed or joined it (a run's shards: the latest to take its lease) which a line continuing it repeats (:func:`with_resumed_options`): a list of options, each the
 #: list of its words as given (``["--concurrency", "3"]``, ``["--fail-on-regression"]``), in the
 #: command's order, without the place (``--resume``, ``--shard``, ``--run-id``), the output's form,
 #: the store's ``--config``/``--database`` (a line printed from the store names the store it was
@@ -175,8 +190,15 @@ def with_resumed_options(run: Any, options: Sequence[Sequence[str]] | None) -> A
     under :data:`RESUMED_OPTIONS`; as it is for ``None`` (a library call typed no command)."""
     if options is None:
         return run
-    kept = [list(option) for option in options if option]
-    return attrs.evolve(run, provenance={**stored_provenance(run), RESUMED_OPTIONS: kept})
+    return attrs.evolve(run, provenance=with_resumed_provenance(stored_provenance(run), options))
+
+
+def with_resumed_provenance(
+    provenance: Mapping[str, Any] | None, options: Sequence[Sequence[str]]
+) -> dict[str, Any]:
+    """A stored ``provenance`` document with ``options`` kept under :data:`RESUMED_OPTIONS` in place
+    of what it kept: a later command resuming or joining the run keeps its own (the latest)."""
+    return {**(provenance if isinstance(provenance, Mapping) else {}), RESUMED_OPTIONS: [list(o) for o in options if o]}
 
 
 def resumed_options(run: Any) -> tuple[tuple[str, ...], ...] | None:
