@@ -209,3 +209,23 @@ def test_the_stored_line_repeats_the_options_of_the_latest_process(evalkit_cli, 
     assert " --concurrency 5 " in live, live
     _killed(project, "x-1")
     assert _stored_lines(evalkit_cli, "arith.basic", "x-1") == [live, live]
+
+
+def test_a_retrieval_run_whose_deployment_chose_its_retriever_is_continued_by_the_line_it_printed(
+    evalkit_cli, project, monkeypatch
+) -> None:
+    """``evalkit retrieval SET --deployment demo`` (the deployment names the retriever) killed: its
+    line said ``evalkit retrieval SET --deployment demo … --resume ID``, and `show` named the
+    retriever (``evalkit retrieval SET evalkit.lexical --deployment demo …``): the stored line is the
+    live one, the retriever left to the deployment as it was typed."""
+    from evalkit.run.answering.questions import QuestionAnswering
+
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, QuestionAnswering)
+        crashed = evalkit_cli(
+            "retrieval", "evalkit_stdlib.docs", "--deployment", "demo", "--k", "5", "--run-id", "d-1"
+        )
+    live = _live_line(crashed)
+    assert shlex.split(live)[:4] == ["evalkit", "retrieval", "evalkit_stdlib.docs", "--deployment"], live
+    _killed(project, "d-1")
+    assert _stored_lines(evalkit_cli, "evalkit_stdlib.docs", "d-1") == [live, live]

@@ -53,6 +53,9 @@ __all__ = [
     "regrade_command",
     "regraded_from",
     "RESUMED_OPTIONS",
+    "RETRIEVER_CHOSEN",
+    "retrieval_words",
+    "retriever_chosen_provenance",
     "resumed_options",
     "stored_provenance",
     "with_resumed_options",
@@ -261,6 +264,27 @@ def in_code_provenance(provenance: Mapping[str, Any] | None, in_code: bool) -> M
     code (``in_code``), so that a reader of the stored run (``history``, ``show``) names the
     library call that continues it, not a command that cannot find the set; as given otherwise."""
     return {**(provenance or {}), SET_BUILT_IN_CODE: True} if in_code else provenance
+
+
+#: The key of a retrieval run's stored ``provenance`` that says its caller named no retriever: its
+#: deployment chose it (``evalkit retrieval SET --deployment NAME``). A line continuing the run
+#: names none either (:func:`retrieval_words`), as the command's own line does.
+RETRIEVER_CHOSEN = "retriever_chosen_by_deployment"
+
+
+def retriever_chosen_provenance(provenance: Mapping[str, Any] | None, chosen: bool) -> Mapping[str, Any] | None:
+    """``provenance`` as a retrieval run stores it: with :data:`RETRIEVER_CHOSEN` when its
+    deployment chose its retriever (``chosen``); as given otherwise."""
+    return {**(provenance or {}), RETRIEVER_CHOSEN: True} if chosen else provenance
+
+
+def retrieval_words(run: Any) -> list[str]:
+    """``retrieval SET RETRIEVER``, the command and arguments of a line that continues stored
+    retrieval ``run`` — without ``RETRIEVER`` when its deployment chose it (:data:`RETRIEVER_CHOSEN`),
+    as the command that began it was typed and its own line said."""
+    if stored_provenance(run).get(RETRIEVER_CHOSEN) is True:
+        return ["retrieval", run.set_identifier]
+    return ["retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
 
 
 #: The key of a prompt run's stored ``provenance`` that names the grader plugin it was graded by
