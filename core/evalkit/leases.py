@@ -140,7 +140,7 @@ def resume_hint(
         resumed_options,
     )
 
-    again = regrade_again(run)
+    again = regrade_again(run, _store(defaults))
     if again is not None:
         return f"`{again}`"
     if continued_in_code(run):

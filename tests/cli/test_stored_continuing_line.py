@@ -229,3 +229,25 @@ def test_a_retrieval_run_whose_deployment_chose_its_retriever_is_continued_by_th
     assert shlex.split(live)[:4] == ["evalkit", "retrieval", "evalkit_stdlib.docs", "--deployment"], live
     _killed(project, "d-1")
     assert _stored_lines(evalkit_cli, "evalkit_stdlib.docs", "d-1") == [live, live]
+
+
+def test_a_killed_regrades_stored_line_is_the_line_its_command_printed(evalkit_cli, project, monkeypatch) -> None:
+    """``evalkit regrade SRC --max-pass-rate-drop 0.2 --fail-on-regression`` stopped with "continue it
+    with `evalkit regrade SRC --max-pass-rate-drop 0.2 --fail-on-regression`"; killed instead, `show`
+    said ``evalkit regrade SRC --grader deterministic``: the re-grade keeps its options, and the
+    stored line is built by the function that built the live one (``regrade_command``)."""
+    import sqlite3
+
+    from evalkit.run.answering.prompts import PromptAnswering
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--privacy", "full", "--run-id", "src-1").code == 0
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, PromptAnswering)
+        crashed = evalkit_cli("regrade", "src-1", "--max-pass-rate-drop", "0.2", "--fail-on-regression")
+    live = _live_line(crashed)
+    assert live == "evalkit regrade src-1 --max-pass-rate-drop 0.2 --fail-on-regression", live
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        (regraded,) = connection.execute("SELECT id FROM evalkit_run WHERE source_run_id = 'src-1'").fetchone()
+    _killed(project, regraded)
+    assert _stored_lines(evalkit_cli, "arith.basic", regraded) == [live, live]

@@ -510,12 +510,19 @@ def regrade_command(source_run_id: str, options: Sequence[str] = ()) -> str:
     return shell_line(("evalkit", "regrade", source_run_id, *options))
 
 
-def regrade_again(run: Any) -> str | None:
+def regrade_again(run: Any, store: Sequence[str] = ()) -> str | None:
     """The command that continues ``run`` when it is a re-grade (a stored :class:`~evalkit.runs.Run`):
-    :func:`regrade_command` of its source with the grader it was stored under; ``None`` for a run
-    that is no re-grade (``evalkit run`` or ``evalkit retrieval`` ``--resume`` continues it)."""
+    :func:`regrade_command` of its source with the options the ``evalkit regrade`` that made it was
+    given (:data:`RESUMED_OPTIONS`: the line it printed), else (a library call's, a run stored before
+    they were kept) the grader it was stored under, then ``store`` (the ``--config``/``--database``
+    of the store the line is printed from); ``None`` for a run that is no re-grade (``evalkit run``
+    or ``evalkit retrieval`` ``--resume`` continues it)."""
     source = regraded_from(run)
-    return None if source is None else regrade_command(source, ("--grader", grader_plugin_of(run)))
+    if source is None:
+        return None
+    kept = resumed_options(run)
+    options = [word for option in kept for word in option] if kept is not None else ["--grader", grader_plugin_of(run)]
+    return regrade_command(source, (*options, *store))
 
 
 @attrs.frozen
