@@ -390,7 +390,7 @@ def _host_timed_out(
     assert run.status.value == "interrupted"
     assert raised.value.__notes__ == [
         f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
-        f"continue it with `evalkit run evalkit.smoke --resume {run.id}{options} --database {url}{after}`"
+        f"continue it with `evalkit run evalkit.smoke{options} --database {url}{after} --resume {run.id}`"
     ]
 
 
@@ -505,7 +505,7 @@ def test_a_hosts_own_alarm_inside_begin_run(tmp_path: Path, monkeypatch: pytest.
     assert run.status.value == "interrupted"
     assert raised.value.__notes__ == [
         f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
-        f"continue it with `evalkit run evalkit.smoke --resume {run.id} --database {url}`"
+        f"continue it with `evalkit run evalkit.smoke --database {url} --resume {run.id}`"
     ]
 
 
@@ -776,18 +776,18 @@ def test_a_failed_shard_is_continued_as_that_shard_not_resumed(tmp_path: Path) -
     with pytest.raises(ZeroDivisionError) as caught:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-1", on_case=broken)
     assert caught.value.__notes__[0].endswith(
-        f"continue it with `evalkit run evalkit.smoke --shard 1/2 --run-id ci-1 --database {url}`"
+        f"continue it with `evalkit run evalkit.smoke --database {url} --shard 1/2 --run-id ci-1`"
     )
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(2, 2), run_id="ci-2", on_case=ctrl_c)
     assert str(interrupted.value).endswith(
-        f"continue it with `evalkit run evalkit.smoke --shard 2/2 --run-id ci-2 --database {url}`"
+        f"continue it with `evalkit run evalkit.smoke --database {url} --shard 2/2 --run-id ci-2`"
     )
     stopped = evaluate_set(
         "evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-3", max_requests=1
     )
     (note,) = [n for n in stopped.notes if "reached after" in n]
-    assert f"resume it with: evalkit run evalkit.smoke --shard 1/2 --run-id ci-3 --database {url} --max-requests " in note, note
+    assert f"resume it with: evalkit run evalkit.smoke --database {url} --shard 1/2 --run-id ci-3 --max-requests " in note, note
 
 
 def test_a_run_whose_lease_another_process_took_over_stops_and_leaves_it_to_that_process(
@@ -961,7 +961,7 @@ def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continu
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="in-4", on_case=ctrl_c)
     assert str(interrupted.value).endswith(
-        f"continue it with `evalkit run evalkit.smoke --resume in-4 --database {url}`"
+        f"continue it with `evalkit run evalkit.smoke --database {url} --resume in-4`"
     )
 
 
@@ -1408,14 +1408,14 @@ def test_a_stopped_library_run_of_an_installed_set_says_the_generator_that_conti
     (note,) = [n for n in stopped.notes if "reached after" in n]
     line = note.split("resume it with: ", 1)[1]
     config = (project / "evalkit.toml").resolve()  # the configuration cwd= found: said, for a line pasted elsewhere
-    assert line == f"evalkit run arith.basic --resume lib-1 {chosen} --config {config} --max-requests 6", note
+    assert line == f"evalkit run arith.basic {chosen} --config {config} --resume lib-1 --max-requests 6", note
 
     def ctrl_c(*_: object) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("arith.basic", provider="my-app", **chosen_model, cwd=project, run_id="lib-2", on_case=ctrl_c)
-    assert str(interrupted.value).endswith(f"continue it with `evalkit run arith.basic --resume lib-2 {chosen} --config {config}`"), str(
+    assert str(interrupted.value).endswith(f"continue it with `evalkit run arith.basic {chosen} --config {config} --resume lib-2`"), str(
         interrupted.value
     )
     for pasted in (line, f"evalkit run arith.basic --resume lib-2 {chosen}"):
@@ -1483,9 +1483,9 @@ def test_a_stopped_library_run_says_the_grader_judge_configuration_and_store_tha
         (note,) = [n for n in stopped.notes if "reached after" in n]
         line = note.split("resume it with: ", 1)[1]
         assert shlex.split(line) == [
-            "evalkit", "run", "evalkit.smoke", "--resume", "lib-j", "--provider", "sut", "--grader", "decision",
+            "evalkit", "run", "evalkit.smoke", "--provider", "sut", "--grader", "decision",
             "--judge", "judge", "--allow-self-judge", "--config", str(project / "ci" / "evalkit.toml"),
-            "--database", url, "--max-requests", "7",
+            "--database", url, "--resume", "lib-j", "--max-requests", "7",
         ], line  # fmt: skip
         repository = open_repository(url)
         try:
@@ -1540,7 +1540,7 @@ def test_a_stopped_library_run_of_a_generator_bound_in_code_says_the_call_not_a_
     stopped = evaluate_set("arith.basic", bound_generator=installed, cwd=project, max_requests=1, run_id="b-app")
     (note,) = [n for n in stopped.notes if "reached after" in n]
     config = (project / "evalkit.toml").resolve()
-    assert note.endswith(f"resume it with: evalkit run arith.basic --resume b-app --provider my-app --config {config} --max-requests 6")
+    assert note.endswith(f"resume it with: evalkit run arith.basic --provider my-app --config {config} --resume b-app --max-requests 6")
     assert cli("run", "arith.basic", "--resume", "b-app", "--provider", "my-app", "--max-requests", "6").code == 0
 
 

@@ -140,7 +140,7 @@ def resume_hint(
         resumed_options,
     )
 
-    again = regrade_again(run)
+    again = regrade_again(run, _store(defaults))
     if again is not None:
         return f"`{again}`"
     if continued_in_code(run):
@@ -182,10 +182,10 @@ def _continuing_lines(
     the run that the command left to the configuration (``--provider NAME`` of the default
     instance, a ``--model`` other than its configured one now: :func:`evalkit.run.placement.continuing_options`)."""
     from .run.limit_stops import resume_limits
-    from .run.placement import continuing_command, continuing_options
+    from .run.placement import continuing_command, continuing_options, retrieval_words
 
     if run.kind is RunKind.RETRIEVAL:
-        words = ["retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
+        words = retrieval_words(run)
         said = [["--deployment", run.deployment]] if run.deployment else []
     else:
         words = ["run", run.set_identifier]

@@ -103,16 +103,16 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_the_printed_command_resu
     assert f"budget reached after {asked} of 6 cases" in output
     assert "Status:     incomplete" in stopped.stdout
     words = resume_words(output)
-    assert words[:3] == ["run", "arith.basic", "--resume"] and "--provider" in words and "--budget" in words
-    assert Decimal(words[words.index("--budget") + 1]) > Decimal("0.03")
-    shown = evalkit_cli("show", words[3], "--json", env=env).json()
+    assert words[:2] == ["run", "arith.basic"] and "--provider" in words and words[-4] == "--resume", words
+    assert words[-2] == "--budget" and Decimal(words[-1]) > Decimal("0.03"), words
+    shown = evalkit_cli("show", words[-3], "--json", env=env).json()
     assert Decimal(shown["spend"]["cost"]) <= Decimal("0.03"), "the budget is never passed"
     assert shown["status"] == "incomplete" and len(shown["cases"]) == asked
 
     resumed = evalkit_cli(*words, env=env)
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert len(completions(chat_server)) == 6, "the resume asks only for the cases the budget left out"
-    whole = evalkit_cli("show", words[3], "--json", env=env).json()
+    whole = evalkit_cli("show", words[words.index("--resume") + 1], "--json", env=env).json()
     assert whole["status"] == "complete" and whole["spend"]["generator"]["requests"] == 6
     assert whole["spend"]["cost"] == expected_cost(chat_server)
 
@@ -161,7 +161,7 @@ def test_astronomical_prices_print_in_scientific_notation_and_their_budget_still
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     cost = next(line for line in resumed.stdout.splitlines() if line.startswith("Cost:"))
     assert re.fullmatch(r"Cost: +[1-9](\.[0-9]{1,5})?E\+[0-9]+ USD", cost), cost
-    whole = evalkit_cli("show", words[3], "--json", env=env).json()
+    whole = evalkit_cli("show", words[words.index("--resume") + 1], "--json", env=env).json()
     assert whole["status"] == "complete" and Decimal(whole["spend"]["cost"]) > Decimal("1e24")
     planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
     assert planned.code == 0 and re.search(r"Cost: +[1-9](\.[0-9]{1,5})?E\+[0-9]+ USD", planned.stdout), planned.stdout
@@ -762,7 +762,7 @@ def test_a_budget_stopped_shard_is_told_its_own_slice_and_a_budget_its_run_needs
     second = evalkit_cli("run", "arith.basic", *common, "--shard", "2/2", "--budget", "1", env=env)
     assert second.code == 0, second.stdout + second.stderr
     words = resume_words(output)
-    assert words[2:6] == ["--shard", "1/2", "--run-id", "sliced"]
+    assert words[-6:-2] == ["--shard", "1/2", "--run-id", "sliced"] and words[-2] == "--budget", words
     resumed = evalkit_cli(*words, env=env)  # the run's budget it was told lets the slice finish, the other shard's spend included
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert evalkit_cli("show", "sliced", "--json", env=env).json()["status"] == "complete"

@@ -7,6 +7,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import attrs
 import pytest
 
 
@@ -92,7 +93,7 @@ def test_run_resume_of_a_regrade_run_is_refused_naming_the_regrade_that_continue
     before = evalkit_cli("show", run_id, "--json").json()
     refused = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", run_id)
     assert refused.code == 2, refused.stderr
-    again = f"evalkit regrade {source} --grader deterministic"
+    again = f"evalkit regrade {source}"  # as the re-grade was typed (`--json` is not repeated)
     assert f"run {run_id} is a re-grade run (the stored answers of run {source} graded again)" in refused.stderr
     assert f"continue it with `{again}`" in refused.stderr
     assert evalkit_cli("show", run_id, "--json").json() == before, "nothing stored or changed"
@@ -117,7 +118,7 @@ def test_a_killed_regrade_run_says_the_regrade_that_continues_it(evalkit_cli, pr
         repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
     finally:
         repo.close()
-    again = f"continue it with `evalkit regrade {source} --grader deterministic`"
+    again = f"continue it with `evalkit regrade {source}`"  # the line the re-grade printed
     assert again in evalkit_cli("show", run_id).stdout
     assert again in evalkit_cli("history", "arith.basic").stdout
     assert "--resume" not in evalkit_cli("show", run_id).stdout
@@ -232,4 +233,7 @@ def test_a_plugin_graders_run_is_re_graded_by_its_grader_without_naming_it(evalk
     finally:
         repo.close()
     assert stored.grader.startswith("keyword-coverage:") and grader_plugin_of(stored) == "keyword_coverage"
-    assert regrade_again(stored) == f"evalkit regrade {source.json()['run_id']} --grader keyword_coverage"
+    assert regrade_again(stored) == f"evalkit regrade {source.json()['run_id']}"  # as it was typed
+    # a re-grade that kept no options (a library call's) names its grader plugin, not its yardstick
+    unkept = attrs.evolve(stored, provenance={k: v for k, v in stored.provenance.items() if k != "resumed_options"})
+    assert regrade_again(unkept) == f"evalkit regrade {source.json()['run_id']} --grader keyword_coverage"

@@ -411,7 +411,7 @@ def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit
                           "--max-requests", "1")  # fmt: skip
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     words = resume_words(stopped.stdout)
-    assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
+    assert words[:3] == ["run", "arith.basic", "--provider"] and words[-6:-2] == ["--shard", "1/2", "--run-id", "cap-1"], words
     assert stored_limit_stops(project, "cap-1") == {
         "1/2": {
             "limit": "max_requests",
@@ -1015,7 +1015,7 @@ def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_p
     )
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     said = " ".join((stopped.stdout + stopped.stderr).split())
-    line = "evalkit run arith.basic --resume c-1 --provider my-app --privacy full --cache --max-requests 6"
+    line = "evalkit run arith.basic --provider my-app --privacy full --cache --resume c-1 --max-requests 6"
     assert f"resume it with: {line} " in said, said
     assert began == ["evalkit run arith.basic --provider my-app --privacy full --max-requests 1 --cache --resume c-1"]
     resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
@@ -1118,7 +1118,7 @@ def test_the_lines_a_stopped_run_prints_continue_it_with_its_repeats_whatever_th
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     said = " ".join((stopped.stdout + stopped.stderr).split())
     line = said.split("resume it with: ", 1)[1].split(" All ", 1)[0]
-    assert line.startswith("evalkit run arith.basic --resume c-2 --provider my-app --max-requests "), said
+    assert line.startswith("evalkit run arith.basic --provider my-app --resume c-2 --max-requests "), said
     # a killed run's line repeats the limit it was given (the run's, counted over a resume): pasted
     # here, after the limit stopped it, it is pasted with that limit left out (a user raising it)
     assert began == ["evalkit run arith.basic --provider my-app --max-requests 2 --resume c-2"]
@@ -1362,7 +1362,7 @@ def test_the_request_limit_a_stop_suggests_finishes_a_run_cut_between_a_cases_re
     said = " ".join((stopped.stdout + stopped.stderr).split())
     line = said.split("resume it with: ", 1)[1].split(" All ", 1)[0].split(" Case ", 1)[0]
     # the 12 the run takes and the one request the cut case spent (its answer asked again whole)
-    assert line == "evalkit run arith.basic --resume rq-1 --provider my-app --repeats 2 --max-requests 13", said
+    assert line == "evalkit run arith.basic --provider my-app --repeats 2 --resume rq-1 --max-requests 13", said
     resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert resumed.json()["status"] == "complete"

@@ -162,3 +162,92 @@ def test_a_kept_option_with_hidden_or_markup_characters_is_quoted_in_the_line_an
     assert page.status_code == 200
     assert f"continue it with `{stored}`" in element_text(page.text, "live"), element_text(page.text, "live")
     assert "\x1b" not in page.text and "<b>&" not in page.text
+
+
+def _without(words: list[str], option: str) -> list[str]:
+    """``words`` without ``option`` and its value."""
+    at = words.index(option)
+    return words[:at] + words[at + 2 :]
+
+
+def test_a_stopped_runs_line_is_the_interrupted_line_with_the_higher_limit(evalkit_cli, project, monkeypatch) -> None:
+    """``evalkit run arith.basic --concurrency 2 --max-requests 1`` stopped at its limit said
+    ``evalkit run arith.basic --resume ID --provider my-app --concurrency 2 --max-requests 2``, its
+    place first, where the line of the same command interrupted ends with it: both are built by
+    ``continuing_command`` now, and differ only by the limit (the higher one last)."""
+    from evalkit.run.answering.prompts import PromptAnswering
+
+    answer_with(project, ARITH_GOOD)
+    given = ("run", "arith.basic", "--provider", "my-app", "--concurrency", "2", "--max-pass-rate-drop", "0.2")
+    stopped = evalkit_cli(*given, "--max-requests", "1", "--run-id", "lim-1")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join(stopped.stdout.split())
+    limit_line = shlex.split(said.split("resume it with: ", 1)[1].split(" All ", 1)[0].split(" Case ", 1)[0])
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, PromptAnswering)
+        crashed = evalkit_cli(*given, "--max-requests", "1", "--run-id", "lim-1")
+    interrupted = shlex.split(_live_line(crashed))
+    assert interrupted[-2:] == ["--resume", "lim-1"], interrupted
+    higher = limit_line[limit_line.index("--max-requests") + 1]
+    assert limit_line == [*_without(interrupted, "--max-requests"), "--max-requests", higher], (limit_line, interrupted)
+    assert int(higher) > 1
+
+
+def test_the_stored_line_repeats_the_options_of_the_latest_process(evalkit_cli, project, monkeypatch) -> None:
+    """``run … --concurrency 3 --run-id x`` interrupted, ``run … --resume x --concurrency 5`` killed:
+    `show x` said ``--concurrency 3`` (the options of the first process were the only ones kept);
+    the run keeps the options of the latest process that resumed it."""
+    from evalkit.run.answering.prompts import PromptAnswering
+
+    answer_with(project, ARITH_GOOD)
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, PromptAnswering)
+        first = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--concurrency", "3", "--run-id", "x-1")
+        assert " --concurrency 3 " in _live_line(first)
+        again = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", "x-1", "--concurrency", "5")
+    live = _live_line(again)
+    assert " --concurrency 5 " in live, live
+    _killed(project, "x-1")
+    assert _stored_lines(evalkit_cli, "arith.basic", "x-1") == [live, live]
+
+
+def test_a_retrieval_run_whose_deployment_chose_its_retriever_is_continued_by_the_line_it_printed(
+    evalkit_cli, project, monkeypatch
+) -> None:
+    """``evalkit retrieval SET --deployment demo`` (the deployment names the retriever) killed: its
+    line said ``evalkit retrieval SET --deployment demo … --resume ID``, and `show` named the
+    retriever (``evalkit retrieval SET evalkit.lexical --deployment demo …``): the stored line is the
+    live one, the retriever left to the deployment as it was typed."""
+    from evalkit.run.answering.questions import QuestionAnswering
+
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, QuestionAnswering)
+        crashed = evalkit_cli(
+            "retrieval", "evalkit_stdlib.docs", "--deployment", "demo", "--k", "5", "--run-id", "d-1"
+        )
+    live = _live_line(crashed)
+    assert shlex.split(live)[:4] == ["evalkit", "retrieval", "evalkit_stdlib.docs", "--deployment"], live
+    _killed(project, "d-1")
+    assert _stored_lines(evalkit_cli, "evalkit_stdlib.docs", "d-1") == [live, live]
+
+
+def test_a_killed_regrades_stored_line_is_the_line_its_command_printed(evalkit_cli, project, monkeypatch) -> None:
+    """``evalkit regrade SRC --max-pass-rate-drop 0.2 --fail-on-regression`` stopped with "continue it
+    with `evalkit regrade SRC --max-pass-rate-drop 0.2 --fail-on-regression`"; killed instead, `show`
+    said ``evalkit regrade SRC --grader deterministic``: the re-grade keeps its options, and the
+    stored line is built by the function that built the live one (``regrade_command``)."""
+    import sqlite3
+
+    from evalkit.run.answering.prompts import PromptAnswering
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--privacy", "full", "--run-id", "src-1").code == 0
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, PromptAnswering)
+        crashed = evalkit_cli("regrade", "src-1", "--max-pass-rate-drop", "0.2", "--fail-on-regression")
+    live = _live_line(crashed)
+    assert live == "evalkit regrade src-1 --max-pass-rate-drop 0.2 --fail-on-regression", live
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        (regraded,) = connection.execute("SELECT id FROM evalkit_run WHERE source_run_id = 'src-1'").fetchone()
+    _killed(project, regraded)
+    assert _stored_lines(evalkit_cli, "arith.basic", regraded) == [live, live]

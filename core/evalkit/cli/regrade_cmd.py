@@ -54,7 +54,7 @@ def handle(args: Arguments) -> int:
     from .console import console
     from .json_output import print_json
     from .render import ProgressDisplay, SetCheckDisplay, outcome_document, render_outcome
-    from .resuming import given_options
+    from .resuming import resumed_options, store_words
     from .stored import require_existing_store
 
     config = load_config(args.config)
@@ -79,7 +79,9 @@ def handle(args: Arguments) -> int:
             on_check=checking,
             on_start=progress.start,
             on_case=progress.advance,
-            command_args=given_options(args),
+            # the live line's words in the stored line's order (placement.regrade_again): the same line
+            command_args=(*(word for option in resumed_options(args) for word in option), *store_words(args)),
+            resumed_options=resumed_options(args),
         )
     finally:
         checking.stop()

@@ -80,8 +80,9 @@ def spending_options(args: Arguments) -> dict[str, Any]:
 
 def resume_args(args: Arguments) -> tuple[str, ...]:
     """The options a resume command repeats, as the user gave them: those of an interrupted run's
-    resume line (:func:`~evalkit.cli.resuming.given_options`: ``--provider``, ``--repeats``,
-    ``--config``, ``--database``, ``--cache``…; the run keeps its privacy level)."""
-    from .resuming import given_options
+    resume line, in its order (:func:`~evalkit.cli.resuming.resumed_options`: ``--provider``,
+    ``--repeats``, ``--cache``…, then the store's ``--config``, ``--database``)."""
+    from .resuming import resumed_options, store_words
 
-    return tuple(given_options(args))
+    # the words of the interrupted line (:func:`~evalkit.cli.resuming.resume_command`), in its order
+    return (*(word for option in resumed_options(args) for word in option), *store_words(args))

@@ -603,6 +603,7 @@ def evaluate_retrieval(
         holes.check_ready()
     answering = question_answering.start_retriever(resolved, config, on_prepare)
     answering.command_args = (*store, *_said_keywords(evaluate_retrieval, locals()))
+    answering.retriever_chosen = retriever is None  # the deployment's: a line continuing it names none
     closing: list[str] = []
     try:
         if holes is not None:

@@ -61,7 +61,7 @@ from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
 from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
 from .outcome import Outcome, ShardFigures
-from .placement import regrade_again, regraded_from, with_resumed_options
+from .placement import regrade_again, regraded_from, resumed_options, with_resumed_options, with_resumed_provenance
 from .plan import RunPlan, check_run_id, new_run_id
 
 __all__ = [
@@ -482,6 +482,8 @@ class _Lifecycle:
                 lease.take(None if shard is None else shard.count)
                 leased = True
                 self._clear_earlier_stop(header.id, stored_header)
+                if joining:
+                    self._keep_latest_options(header.id, stored_header)
                 stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
                 stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
@@ -789,6 +791,19 @@ class _Lifecycle:
         if self.store.revisable is None or provenance_after(stored_header.provenance, part, None) is None:
             return
         self.store.revisable.revise_provenance(run_id, lambda stored: provenance_after(stored, part, None))
+
+    def _keep_latest_options(self, run_id: str, stored_header: Run) -> None:
+        """The run resumed or joined by a command: the options it keeps for the line printed later
+        from the store (:data:`~evalkit.run.placement.RESUMED_OPTIONS`) become this command's, as
+        its lease is taken — the line that continues a run killed after ``--resume x --concurrency 5``
+        repeats ``--concurrency 5``, not the first process's ``--concurrency 3``. A run's shards each
+        write theirs: the latest to take its lease is kept (each shard's line is its own command's
+        anyway). Nothing for a library call (no command typed: the run keeps what it kept), or a
+        store that cannot revise a run's provenance (:class:`~evalkit.storage.RevisableProvenance`)."""
+        options = self.plan.placement.options
+        if options is None or self.store.revisable is None or resumed_options(stored_header) == options:
+            return
+        self.store.revisable.revise_provenance(run_id, lambda stored: with_resumed_provenance(stored, options))
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
         """The ids of the run's cases stored with an answer (what this process skips)."""

@@ -53,10 +53,15 @@ __all__ = [
     "regrade_command",
     "regraded_from",
     "RESUMED_OPTIONS",
+    "RETRIEVER_CHOSEN",
+    "retrieval_words",
+    "retriever_chosen_provenance",
     "resumed_options",
     "stored_provenance",
     "with_resumed_options",
+    "with_resumed_provenance",
     "without_options",
+    "word_options",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -137,6 +142,19 @@ def without_options(words: Sequence[str], options: Sequence[str]) -> list[str]:
     return kept
 
 
+def word_options(words: Sequence[str]) -> list[list[str]]:
+    """``words`` (options, each with its value: ``--provider p --cache``) as a list of options, each
+    the list of its words (``[["--provider", "p"], ["--cache"]]``), as :func:`continuing_command`
+    takes them; words before the first option (none of a command line's) are an option of their own."""
+    options: list[list[str]] = []
+    for word in words:
+        if word.startswith("--") or not options:
+            options.append([word])
+        else:
+            options[-1].append(word)
+    return options
+
+
 def continuing_command(
     words: Sequence[str],
     options: Sequence[Sequence[str]],
@@ -159,8 +177,8 @@ def continuing_command(
     return shell_line(["evalkit", *words, *kept, *store, *ending, *limits])
 
 
-#: The key of a run's stored ``provenance`` that keeps the options of the command that began it
-#: which a line continuing it repeats (:func:`with_resumed_options`): a list of options, each the
+#: The key of a run's stored ``provenance`` that keeps the options of the latest command that began,
+#: resumed or joined it (a run's shards: the latest to take its lease) which a line continuing it repeats (:func:`with_resumed_options`): a list of options, each the
 #: list of its words as given (``["--concurrency", "3"]``, ``["--fail-on-regression"]``), in the
 #: command's order, without the place (``--resume``, ``--shard``, ``--run-id``), the output's form,
 #: the store's ``--config``/``--database`` (a line printed from the store names the store it was
@@ -175,8 +193,15 @@ def with_resumed_options(run: Any, options: Sequence[Sequence[str]] | None) -> A
     under :data:`RESUMED_OPTIONS`; as it is for ``None`` (a library call typed no command)."""
     if options is None:
         return run
-    kept = [list(option) for option in options if option]
-    return attrs.evolve(run, provenance={**stored_provenance(run), RESUMED_OPTIONS: kept})
+    return attrs.evolve(run, provenance=with_resumed_provenance(stored_provenance(run), options))
+
+
+def with_resumed_provenance(
+    provenance: Mapping[str, Any] | None, options: Sequence[Sequence[str]]
+) -> dict[str, Any]:
+    """A stored ``provenance`` document with ``options`` kept under :data:`RESUMED_OPTIONS` in place
+    of what it kept: a later command resuming or joining the run keeps its own (the latest)."""
+    return {**(provenance if isinstance(provenance, Mapping) else {}), RESUMED_OPTIONS: [list(o) for o in options if o]}
 
 
 def resumed_options(run: Any) -> tuple[tuple[str, ...], ...] | None:
@@ -239,6 +264,27 @@ def in_code_provenance(provenance: Mapping[str, Any] | None, in_code: bool) -> M
     code (``in_code``), so that a reader of the stored run (``history``, ``show``) names the
     library call that continues it, not a command that cannot find the set; as given otherwise."""
     return {**(provenance or {}), SET_BUILT_IN_CODE: True} if in_code else provenance
+
+
+#: The key of a retrieval run's stored ``provenance`` that says its caller named no retriever: its
+#: deployment chose it (``evalkit retrieval SET --deployment NAME``). A line continuing the run
+#: names none either (:func:`retrieval_words`), as the command's own line does.
+RETRIEVER_CHOSEN = "retriever_chosen_by_deployment"
+
+
+def retriever_chosen_provenance(provenance: Mapping[str, Any] | None, chosen: bool) -> Mapping[str, Any] | None:
+    """``provenance`` as a retrieval run stores it: with :data:`RETRIEVER_CHOSEN` when its
+    deployment chose its retriever (``chosen``); as given otherwise."""
+    return {**(provenance or {}), RETRIEVER_CHOSEN: True} if chosen else provenance
+
+
+def retrieval_words(run: Any) -> list[str]:
+    """``retrieval SET RETRIEVER``, the command and arguments of a line that continues stored
+    retrieval ``run`` — without ``RETRIEVER`` when its deployment chose it (:data:`RETRIEVER_CHOSEN`),
+    as the command that began it was typed and its own line said."""
+    if stored_provenance(run).get(RETRIEVER_CHOSEN) is True:
+        return ["retrieval", run.set_identifier]
+    return ["retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
 
 
 #: The key of a prompt run's stored ``provenance`` that names the grader plugin it was graded by
@@ -464,12 +510,19 @@ def regrade_command(source_run_id: str, options: Sequence[str] = ()) -> str:
     return shell_line(("evalkit", "regrade", source_run_id, *options))
 
 
-def regrade_again(run: Any) -> str | None:
+def regrade_again(run: Any, store: Sequence[str] = ()) -> str | None:
     """The command that continues ``run`` when it is a re-grade (a stored :class:`~evalkit.runs.Run`):
-    :func:`regrade_command` of its source with the grader it was stored under; ``None`` for a run
-    that is no re-grade (``evalkit run`` or ``evalkit retrieval`` ``--resume`` continues it)."""
+    :func:`regrade_command` of its source with the options the ``evalkit regrade`` that made it was
+    given (:data:`RESUMED_OPTIONS`: the line it printed), else (a library call's, a run stored before
+    they were kept) the grader it was stored under, then ``store`` (the ``--config``/``--database``
+    of the store the line is printed from); ``None`` for a run that is no re-grade (``evalkit run``
+    or ``evalkit retrieval`` ``--resume`` continues it)."""
     source = regraded_from(run)
-    return None if source is None else regrade_command(source, ("--grader", grader_plugin_of(run)))
+    if source is None:
+        return None
+    kept = resumed_options(run)
+    options = [word for option in kept for word in option] if kept is not None else ["--grader", grader_plugin_of(run)]
+    return regrade_command(source, (*options, *store))
 
 
 @attrs.frozen

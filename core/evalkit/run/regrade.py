@@ -61,6 +61,7 @@ def regrade_run(
     on_check: Callable[[CheckProgress], None] | None = None,
     on_start: Callable[[Run, int], None] | None = None,
     command_args: Sequence[str] | None = None,
+    resumed_options: Sequence[Sequence[str]] | None = None,
 ) -> Outcome:
     """Grade the stored answers of run ``run_id`` again and store the result as a new run.
 
@@ -77,7 +78,10 @@ def regrade_run(
     do (the CLI draws its progress from them). A re-grade that stops is not resumed (``evalkit run
     --resume`` would ask the model): its "continue it with" line is ``evalkit regrade RUN_ID`` again
     with ``command_args`` (the CLI's options: ``--grader``, ``--judge``, ``--config``, ``--database``;
-    default: ``--grader GRADER`` when given), which stores a new run. An argument of the wrong kind
+    default: ``--grader GRADER`` when given), which stores a new run. ``resumed_options``: those
+    options but the store's, each as its words, which the new run keeps so that the line printed
+    later from the store (:func:`~evalkit.run.placement.regrade_again`) is that line (``None``, a
+    library call: it says ``--grader GRADER``). An argument of the wrong kind
     (``database=""``, ``command_args="--grader"``, ``on_case=5``) is refused by name first, as
     :func:`evalkit.evaluate_set` refuses it.
     """
@@ -87,7 +91,7 @@ def regrade_run(
     from .arguments import OPTIONAL_TEXT, TEXT, WORDS, check_arguments
 
     kinds = library.prompt_run_kinds(
-        "grader_options", "config", "database", "cwd", "on_case", "on_check", "on_start",
+        "grader_options", "config", "database", "cwd", "on_case", "on_check", "on_start", "resumed_options",
         run_id=TEXT, grader=OPTIONAL_TEXT, command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
     )  # fmt: skip
     check_arguments("regrade_run", locals(), kinds)
@@ -126,7 +130,7 @@ def regrade_run(
         )
         plan = RunPlan(
             answering,
-            Placement(None, False, None, None, source.privacy),
+            Placement(None, False, None, None, source.privacy, library._option_words(resumed_options)),
             Gate(tolerances, None, False, settings=gate),
             Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, None, True),
             tuple(notes),

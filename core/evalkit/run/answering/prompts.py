@@ -40,18 +40,19 @@ from ...storage.values import BaselineScope
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import argument, counted, quoted, shell_line, table_key
+from ...wording import argument, counted, quoted, table_key
 from ..decide import Judging, incomplete_reason, streams
 from ..limit_stops import limit_stop, reached_words
 from ..placement import (
     REPEATS,
     Shard,
     continuing_call,
+    continuing_command,
     continuing_words,
     prompt_run_provenance,
     stored_provenance,
     unsaid_grader_options,
-    without_options,
+    word_options,
 )
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
@@ -713,9 +714,11 @@ class PromptAnswering:
         return None
 
     def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
-        """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
-        the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
-        budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``; a set or a
+        """``evalkit run SET OPTIONS… --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``),
+        with the options the caller gave (``--provider``, …, then ``--config``, ``--database``) and,
+        after a limit stopped the run, the higher ``--budget`` / ``--max-requests`` last, in place of
+        the one given: built by :func:`~evalkit.run.placement.continuing_command`, as the CLI's
+        interrupted line and a stored run's are, so the lines differ only by the limit; a re-grade's: its ``redo_command``; a set or a
         generator built in code (:attr:`in_code`, :attr:`generator_in_code`), or grader options no flag
         says (:func:`~evalkit.run.placement.unsaid_grader_options`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`).
         Repeats the caller did not give need not be said: a continuing call or command that gives
@@ -726,10 +729,15 @@ class PromptAnswering:
             return continuing_call(
                 "evaluate_set", self.golden_set.identifier, run_id, shard, self.live.resume_limits, set_in_code=self.in_code
             )
-        ending = continuing_words(run_id, shard)
-        limits = self.live.resume_limits  # a stopped run's higher limits replace the ones it was given
-        words = ["evalkit", "run", self.golden_set.identifier, *ending, *without_options(self.command_args, limits), *limits]
-        return shell_line(words)
+        # the one builder of every continuing line (the CLI's interrupted one, a stored run's): the
+        # same words in the same order, a stopped run's higher limits replacing the ones it was given
+        return continuing_command(
+            ("run", self.golden_set.identifier),
+            word_options(self.command_args),
+            (),
+            continuing_words(run_id, shard),
+            self.live.resume_limits,
+        )
 
     def wanted_scope(self) -> BaselineScope:
         """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""

@@ -92,7 +92,7 @@ from ...storage.values import NOT_COMPARABLE, PENDING, STORED_STATE_PREFIX, Base
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, shell_line
 from ..decide import Judging
-from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
+from ..placement import Shard, continuing_call, continuing_words, in_code_provenance, retriever_chosen_provenance
 from . import CaseSink, Finish, Slice, final_status
 
 __all__ = [
@@ -381,6 +381,9 @@ class QuestionAnswering:
     #: What the line that continues the run repeats after its place: a library caller's ``--config``
     #: and ``--database`` (:func:`evalkit.run.library._store_words`); the CLI prints its own line.
     command_args: tuple[str, ...] = ()
+    #: The caller named no retriever: its deployment chose it (``evalkit retrieval SET --deployment
+    #: NAME``), stored with the run (:func:`~evalkit.run.placement.retrieval_words`).
+    retriever_chosen: bool = False
     _keep_ranking: bool = False
     _kept: int = 0
     _metrics: RetrievalMetrics | None = None
@@ -417,7 +420,9 @@ class QuestionAnswering:
             deployment=self.deployment.name,
             benchmark_fingerprint=identity.benchmark_fingerprint,
             variant_fingerprint=identity.variant_fingerprint,
-            provenance=in_code_provenance(provenance_document(identity), self.in_code),
+            provenance=retriever_chosen_provenance(
+                in_code_provenance(provenance_document(identity), self.in_code), self.retriever_chosen
+            ),
             label=placement.label,
             privacy=placement.privacy,
         )
