@@ -182,14 +182,14 @@ def _continuing_lines(
     the run that the command left to the configuration (``--provider NAME`` of the default
     instance, a ``--model`` other than its configured one now: :func:`evalkit.run.placement.continuing_options`)."""
     from .run.limit_stops import resume_limits
-    from .run.placement import continuing_command, continuing_options, retrieval_words
+    from .run.placement import continuing_command, continuing_options, retrieval_words, word_options
 
     if run.kind is RunKind.RETRIEVAL:
         words = retrieval_words(run)
         said = [["--deployment", run.deployment]] if run.deployment else []
     else:
         words = ["run", run.set_identifier]
-        said = _options(continuing_options(run, defaults.aliases if defaults is not None else None))
+        said = word_options(continuing_options(run, defaults.aliases if defaults is not None else None))
     options = _filled(kept, said)
     store = _store(defaults)
     if shards and count:
@@ -213,17 +213,6 @@ def _filled(kept: Sequence[Sequence[str]], said: Sequence[Sequence[str]]) -> lis
         else:
             options.insert(at, option)
             at += 1
-    return options
-
-
-def _options(words: Sequence[str]) -> list[list[str]]:
-    """``words`` (options, each with its values) as a list of options, each its words."""
-    options: list[list[str]] = []
-    for word in words:
-        if word.startswith("--") or not options:
-            options.append([word])
-        else:
-            options[-1].append(word)
     return options
 
 
