@@ -194,16 +194,27 @@ def pytest_configure(config):
 """
 
 
-@pytest.mark.parametrize("spread", [("--dist", "load"), ("--dist", "each"), ("worker",)], ids=["dist-load", "dist-each", "worker"])
+@pytest.mark.parametrize(
+    "spread", [("--dist", "load"), ("--dist", "each"), ("worker",), ("-n", "2")], ids=["dist-load", "dist-each", "worker", "real-xdist"]
+)
 def test_sets_spread_over_xdist_workers_are_refused(
     evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, spread: tuple[str, ...]
 ) -> None:
     """Under pytest-xdist each worker given one of a set's tests ran the whole set: one run stored
-    per worker, and each worker's gate compared its run with whatever the others had stored."""
-    pytester.makeconftest(FAKE_XDIST)
-    if spread == ("worker",):
-        monkeypatch.setenv("FAKE_XDIST_WORKER", "1")
-        spread = ()
+    per worker, and each worker's gate compared its run with whatever the others had stored.
+
+    The real pytest-xdist (a test requirement: the suite itself runs under it) is refused by its
+    controller before a worker starts; a fake stands in for its options and for a worker's config,
+    with the real one switched off (``-p no:xdist``) so the two never both declare ``--dist``."""
+    if spread == ("-n", "2"):
+        serial = ("-n", "0")
+    else:
+        pytester.makeconftest(FAKE_XDIST)
+        if spread == ("worker",):
+            monkeypatch.setenv("FAKE_XDIST_WORKER", "1")
+            spread = ()
+        spread = ("-p", "no:xdist", *spread)
+        serial = ("-p", "no:xdist", "--dist", "no")
     done = evalkit_pytest("--evalkit-set", "pytestkit.gate", *spread)
     assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
     done.stderr.fnmatch_lines(["*--evalkit-set runs each set once, in one process, and pytest-xdist* -p no:xdist (or -n 0)*"])
@@ -211,8 +222,8 @@ def test_sets_spread_over_xdist_workers_are_refused(
     by_node_id = evalkit_pytest("evalkit-set:pytestkit.gate::fine", *spread)
     assert by_node_id.ret == pytest.ExitCode.USAGE_ERROR, by_node_id.stdout.str()
     assert stored_runs(pytester.path) == 0
-    if spread:  # not spread, the same session runs the set (its case regression-gate fails)
-        assert evalkit_pytest("--evalkit-set", "pytestkit.gate", "--dist", "no").ret == pytest.ExitCode.TESTS_FAILED
+    if spread[-1] != "no:xdist":  # not spread, the same session runs the set (its case regression-gate fails)
+        assert evalkit_pytest("--evalkit-set", "pytestkit.gate", *serial).ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_the_documented_ids_are_the_node_ids(evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester) -> None:
