@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from .environment import variable
 from .errors import PLUGIN_FAILURES, EvalkitWarning, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .plugin_attributes import offers
+from .plugin_modules import entry_point_target, missing_modules
 from .problem_texts import bounded_problem, clipped, too_long
 from .wording import EvalkitWords, did_you_mean, quoted
 
@@ -52,6 +53,7 @@ __all__ = [
     "refused",
     "require_offered",
     "scan",
+    "unloadable",
 ]
 
 #: The entry-point groups evalkit reads, with the words a message uses for their members.
@@ -73,6 +75,8 @@ DISABLE_ENV = "EVALKIT_DISABLE_PLUGINS"
 #: The name of a record standing for a distribution's entry points in a group when its
 #: ``entry_points.txt`` cannot be read: evalkit's words, not a name (messages write it unquoted).
 UNREADABLE_ENTRY_POINTS = EvalkitWords("(unreadable)")
+#: Why an entry point whose value is not ``module:attribute`` cannot be loaded (``.format(value)``).
+NOT_MODULE_ATTRIBUTE = "its entry point {!r} is not module:attribute"
 
 
 def plural(kind: str) -> str:
@@ -126,16 +130,13 @@ class PluginRecord(NamedTuple):
         """
         from importlib.metadata import EntryPoint
 
-        target = self.value.partition("[")[0].strip()
-        module_name, colon, attribute = (part.strip() for part in target.partition(":"))
-        path = attribute.split(".") if colon else []
-        if not all(part.isidentifier() for part in (*module_name.split("."), *path)):
-            raise PluginError.for_plugin(
-                self, f"{self.label} failed to load: its entry point {self.value!r} is not module:attribute"
-            )
+        target = entry_point_target(self.value)
+        if target is None:
+            raise PluginError.for_plugin(self, f"{self.label} failed to load: {NOT_MODULE_ATTRIBUTE.format(self.value)}")
+        module_name, path = target
         try:
             return carried(
-                EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load
+                EntryPoint(self.name, f"{module_name}:{'.'.join(path)}" if path else module_name, self.group).load
             )
         except PluginLoadInterrupted:  # one plugin's import loads another: the innermost is named
             raise
@@ -490,6 +491,24 @@ def find(group: str, name: str) -> PluginRecord:
         )  # fmt: skip
         raise PluginError(f"{KIND_BY_GROUP[group]} {quoted(name)} {declared}", group=group, name=name)
     return matches[0]
+
+
+def unloadable(records: Iterable[PluginRecord]) -> dict[PluginRecord, str]:
+    """Those of ``records`` whose plugin cannot be loaded, each with why, told from its entry point
+    without importing anything (``evalkit list`` marks them): its value is not ``module:attribute``,
+    or no finder finds its module (``module "acme.retriver" not found``, the module quoted as every
+    plugin-given word is; :func:`evalkit.plugin_modules.missing_modules`, which runs no plugin code).
+    A record absent may load: whether its import succeeds is known only by importing it."""
+    targets = {record: entry_point_target(record.value) for record in records}
+    missing = missing_modules({target[0] for target in targets.values() if target is not None})
+    found: dict[PluginRecord, str] = {}
+    for record, target in targets.items():
+        if target is None:
+            found[record] = NOT_MODULE_ATTRIBUTE.format(record.value)
+        elif (gone := missing[target[0]]) is not None:
+            named = f"module {quoted(target[0])} not found"
+            found[record] = named if gone == target[0] else f"{named} (there is no {quoted(gone)})"
+    return found
 
 
 def _raise_failure(manager: Any, entry_point: Any, exc: BaseException) -> None:

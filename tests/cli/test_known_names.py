@@ -48,3 +48,36 @@ def test_a_mistyped_filter_is_refused_from_the_same_one_read(counted_reads, proj
     with pytest.raises(UsageError, match='--provider "referense".*Did you mean "reference"'):
         require_known_names(repository, _args(provider="referense"), load_config(None, cwd=project))
     assert reads == [("evalkit.smoke", 1000)]
+
+
+def test_a_mistyped_set_is_suggested_from_the_stored_sets_without_reading_their_runs(evalkit_cli, project, monkeypatch) -> None:
+    # The "did you mean" of a set neither installed nor stored read the newest 1,000 runs of every
+    # set, whole, to keep their identifiers: now one read of the distinct sets the store holds.
+    from evalkit import Run
+
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        for n in range(60):  # sets no installed provider ships: only the store knows them
+            set_id = ("team.billing", "team.search", "team.onboarding")[n % 3]
+            repository.begin_run(Run(id=f"old-{n}", set_identifier=set_id, grader="deterministic", case_count=1, started_at=1000.0 + n))
+    finally:
+        repository.close()
+    reads: list[str | None] = []
+    read = HistoryAndQuality.recent_runs
+
+    def counted(self, set_identifier=None, limit=20):  # noqa: ANN001, ANN202 - as recent_runs
+        reads.append(set_identifier)
+        return read(self, set_identifier, limit)
+
+    monkeypatch.setattr(HistoryAndQuality, "recent_runs", counted)
+    typo = evalkit_cli("history", "team.biling")
+    assert typo.code == 2, typo.stdout + typo.stderr
+    assert (
+        'error: Unknown set "team.biling": no installed provider ships it and the store holds no run of it. '
+        'Did you mean "team.billing"?'
+    ) in typo.stderr
+    assert reads == ["team.biling"], reads  # the typed set's runs looked up; no other set's runs read
+    near = evalkit_cli("flaky", "evalkit.smok")  # an installed set, stored too: suggested once
+    assert near.code == 2 and near.stderr.count('Did you mean "evalkit.smoke"?') == 1, near.stderr
+    assert None not in reads, reads

@@ -26,8 +26,13 @@ def test_list_sets_shows_the_installed_contrib_distribution(evalkit_cli) -> None
 def test_broken_plugins_are_listed_without_being_imported(evalkit_cli, plugin_dists) -> None:
     env = {"PYTHONPATH": plugin_dists("evalkit-broken-plugin")}
     result = evalkit_cli("list", env=env)
-    assert result.code == 0, result.stderr
+    # listed, and the two whose module is not there are marked so (exit 2, as `list sets` says)
+    assert result.code == 2, result.stderr
     assert "broken_import" in result.stdout and "evalkit-broken-plugin 6.6.6" in result.stdout
+    missing = 'module "evalkit_broken_plugin.missing_module" not found'
+    assert f'error: golden prompt set provider "broken_import" (evalkit-broken-plugin 6.6.6): {missing}' in result.stderr
+    assert f'error: grader "broken_grader" (evalkit-broken-plugin 6.6.6): {missing}' in result.stderr
+    assert result.stderr.count("error:") == 2, result.stderr
 
 
 def test_list_sets_reports_failing_providers_and_lists_the_rest(evalkit_cli, plugin_dists) -> None:
@@ -128,3 +133,46 @@ def test_a_provider_deployment_not_in_nfc_is_listed_escaped_and_marked_unusable(
     table = evalkit_cli("list", "deployments", env=env)
     line = next(line for line in table.stdout.splitlines() if "stag" in line)
     assert line.startswith("'stag\\u0301ing'") and "unusable" in table.stdout, table.stdout
+
+
+def test_an_entry_point_whose_module_is_not_found_is_marked_without_importing_any_plugin(evalkit_cli, plugin_dists, tmp_path) -> None:
+    # `evalkit list` listed `ghost = "no_such_module.sub:Thing"` as if it were fine, exit 0, where
+    # `list sets` and `validate` say exit 2 of such a provider. The module is looked for without
+    # running plugin code: evalkit_unfound_plugins/__init__.py writes the marker and raises.
+    marker = tmp_path / "imported"
+    env = {"PYTHONPATH": plugin_dists("evalkit-unfound-plugins"), "EVALKIT_UNFOUND_MARKER": str(marker)}
+    listed = evalkit_cli("list", env=env)
+    assert listed.code == 2, listed.stdout + listed.stderr
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines() if "evalkit-unfound-plugins 0.1.0" in line}
+    assert rows["ghost"].endswith('(module "no_such_module.sub" not found (there is no "no_such_module"))')
+    assert rows["unfound.missing"].endswith('(module "evalkit_unfound_plugins.missing" not found)')
+    assert rows["unfound.namespace_missing"].endswith('(module "evalkit_unfound_ns.absent" not found)')
+    # found: a module whose package raises at import (only importing it tells), a namespace
+    # package's module, a module in a folder without __init__.py inside a package
+    for found in ("unfound.present", "unfound.namespaced", "unfound.nested"):
+        assert rows[found].endswith("evalkit-unfound-plugins 0.1.0"), rows[found]
+    named = "(evalkit-unfound-plugins 0.1.0): module"
+    assert f'error: retriever "ghost" {named} "no_such_module.sub" not found' in listed.stderr
+    assert f'error: grader "unfound.missing" {named} "evalkit_unfound_plugins.missing" not found' in listed.stderr
+    assert f'error: retriever "unfound.namespace_missing" {named} "evalkit_unfound_ns.absent" not found' in listed.stderr
+    assert listed.stderr.count("error:") == 3, listed.stderr
+    document = evalkit_cli("list", "plugins", "--json", env=env)
+    assert document.code == 2
+    unloadable = {row["name"]: row["unloadable"] for row in document.json() if row["distribution"] == "evalkit-unfound-plugins"}
+    assert unloadable == {
+        "ghost": 'module "no_such_module.sub" not found (there is no "no_such_module")',
+        "unfound.namespaced": None, "unfound.namespace_missing": 'module "evalkit_unfound_ns.absent" not found',
+        "unfound.present": None, "unfound.missing": 'module "evalkit_unfound_plugins.missing" not found', "unfound.nested": None,
+    }  # fmt: skip
+    assert all(row["unloadable"] is None for row in document.json() if row["distribution"] != "evalkit-unfound-plugins")
+    assert not marker.exists()
+    # switched off, they are still marked, and no error: a disabled plugin is never loaded
+    off = {**env, "EVALKIT_DISABLE_PLUGINS": "ghost,unfound.missing,unfound.namespace_missing"}
+    quiet = evalkit_cli("list", env=off)
+    assert quiet.code == 0 and "error" not in quiet.stderr, quiet.stderr
+    assert '(disabled by EVALKIT_DISABLE_PLUGINS)  (module "no_such_module.sub" not found' in quiet.stdout
+    assert not marker.exists()
+    # loading it (what `--options` does) runs the package's __init__: the marker is what an import leaves
+    loaded = evalkit_cli("list", "--options", env=off)
+    assert loaded.code == 2 and "evalkit_unfound_plugins must not be imported by a listing" in loaded.stdout
+    assert marker.read_text().startswith("evalkit_unfound_plugins imported\n")

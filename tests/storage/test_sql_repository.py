@@ -183,6 +183,32 @@ def test_recent_runs_are_newest_first_limited_and_exact(repo) -> None:
     assert [r.id for r in repo.recent_runs()] == ["x", "b", "c", "a"]
 
 
+def test_the_stored_set_identifiers_are_each_set_once_newest_first(repo) -> None:
+    # what a mistyped set's "did you mean" draws from: it read the newest 1,000 runs of every set
+    from evalkit.storage import stored_set_identifiers
+
+    assert repo.stored_set_identifiers() == []
+    for run_id, set_id, started in (("a", "pkg.old", 10.0), ("b", "pkg.new", 30.0), ("c", "pkg.old", 20.0), ("d", "pkg.Old", 15.0)):
+        repo.begin_run(header(run_id, set_id=set_id, started=started))
+    assert repo.stored_set_identifiers() == ["pkg.new", "pkg.old", "pkg.Old"]
+    assert stored_set_identifiers(repo, 1) == ["pkg.new", "pkg.old", "pkg.Old"]
+
+
+def test_the_stored_set_identifiers_of_a_store_without_that_read_are_its_newest_runs_sets() -> None:
+    from evalkit.storage import stored_set_identifiers
+
+    class Listed:  # a third-party RunHistory: recent_runs and purge_older_than only
+        def recent_runs(self, set_identifier=None, limit=20):  # noqa: ANN001, ANN201
+            runs = [header(f"r{n}", set_id=f"pkg.s{n % 3}") for n in range(10)]
+            return runs[:limit]
+
+        def purge_older_than(self, cutoff):  # noqa: ANN001, ANN201
+            return 0
+
+    assert stored_set_identifiers(Listed(), 4) == ["pkg.s0", "pkg.s1", "pkg.s2"]
+    assert stored_set_identifiers(Listed(), 2) == ["pkg.s0", "pkg.s1"]
+
+
 def test_purge_deletes_whole_runs_strictly_older_than_the_cutoff(repo) -> None:
     """The reference study's oracle: runs at 100 and 200, purge older than 200 → 1 deleted."""
     for run_id, started in (("at-100", 100.0), ("at-200", 200.0)):

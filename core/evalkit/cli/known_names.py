@@ -49,7 +49,7 @@ def require_known_names(repository: Any, args: Any, config: Any) -> None:
     given = [(option, what, getattr(args, option, None)) for option, what in _FILTERS]
     given = [(option, what, value) for option, what, value in given if isinstance(value, str)]
     # One read of the set's runs answers both questions (is the set stored; what do its runs
-    # answer to); the newest alone says the first. Every set's runs are read only to suggest.
+    # answer to); the newest alone says the first. The store's other sets are read only to suggest.
     runs = history.recent_runs(set_id, limit=SUGGESTION_RUNS if given else 1)
     if not runs:
         _require_installed_set(set_id, history, config)
@@ -67,13 +67,14 @@ def _require_installed_set(set_id: str, history: Any, config: Any) -> None:
     """Refuse ``set_id`` when no installed provider ships it (the store holds no run of it)."""
     from ..catalog import prompt_set_catalog, question_set_catalog
     from ..errors import UsageError
+    from ..storage import stored_set_identifiers
     from ..wording import did_you_mean, quoted
 
     catalogs = [prompt_set_catalog(config=config), question_set_catalog(config=config)]
     installed = [identifier for catalog in catalogs for identifier in catalog.identifiers()]
     if set_id in installed or any(set_id in catalog.duplicates for catalog in catalogs):
         return
-    stored = [run.set_identifier for run in history.recent_runs(None, limit=SUGGESTION_RUNS)]
+    stored = stored_set_identifiers(history, SUGGESTION_RUNS)  # the distinct sets, not every set's runs
     failed = "".join(f"\n  provider failed: {failure.named()}" for catalog in catalogs for failure in catalog.failures)
     raise UsageError(
         f"Unknown set {quoted(set_id)}: no installed provider ships it and the store holds no run of it."

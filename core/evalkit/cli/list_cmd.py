@@ -23,7 +23,9 @@ WHAT = ("plugins", "sets", "questions", "deployments")
     cls=EvalkitCommand,
     help=(
         "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
-        "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
+        "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin; one whose module cannot be "
+        "found (looked for without running any plugin code) is marked `module \"NAME\" not found` and, unless disabled, "
+        "named on stderr, exit 2. `evalkit list sets` loads the golden prompt set providers "
         "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
         "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
         "retrieval deployment, the retriever it runs and where it was defined."
@@ -49,7 +51,8 @@ def command(**params: Any) -> Arguments:
 
 
 def handle(args: Arguments) -> int:
-    """List, and return 2 when a provider failed or two sets clash (everything else is still shown)."""
+    """List, and return 2 when a provider failed, two sets clash, or a plugin cannot be loaded
+    (an entry point refused, one whose module is not found; everything else is still shown)."""
     if args.what == "plugins":
         return _plugins(args)
     if args.options:
@@ -68,7 +71,11 @@ def _plugins(args: Arguments) -> int:
     refused = registry.refused()  # an entry point whose name or value sprawls: named, not listed
     off = registry.disabled()
     options = {r: plugin_options(r) for r in records} if args.options else {}
-    failed = 2 if refused or any(error for _, error in options.values()) else 0
+    # an entry point that cannot load, told without importing it (its module is not found): marked,
+    # and — unless EVALKIT_DISABLE_PLUGINS switches it off — an error, as `list sets` and `validate` say
+    unloadable = registry.unloadable(records)
+    broken = [registry.PluginFailure(r, reason) for r, reason in unloadable.items() if not registry.is_disabled(r, off)]
+    failed = 2 if refused or broken or any(error for _, error in options.values()) else 0
     if args.json:
         from .json_output import print_json
 
@@ -76,7 +83,7 @@ def _plugins(args: Arguments) -> int:
         for r in records:
             row: dict[str, Any] = {
                 "group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version,
-                "disabled": registry.is_disabled(r, off), "refused": None,
+                "disabled": registry.is_disabled(r, off), "refused": None, "unloadable": unloadable.get(r),
             }
             if args.options:
                 row["options"], row["options_error"] = options[r]
@@ -84,7 +91,7 @@ def _plugins(args: Arguments) -> int:
         for f in refused:  # its name and value cut: a row that names it, never one to find it by
             rows.append({
                 "group": f.record.group, "name": f.record.name, "value": f.record.value, "distribution": f.record.distribution,
-                "version": f.record.version, "disabled": False, "refused": f.error,
+                "version": f.record.version, "disabled": False, "refused": f.error, "unloadable": None,
             })  # fmt: skip
         print_json(rows)
         return failed
@@ -103,12 +110,14 @@ def _plugins(args: Arguments) -> int:
         width = max((len(name) for name in names.values()), default=0)
         for record in members:
             note = f"  (disabled by {registry.DISABLE_ENV})" if registry.is_disabled(record, off) else ""
+            if record in unloadable:
+                note += f"  ({unloadable[record]})"
             out.plain(f"  {names[record].ljust(width)}  {record.distribution} {record.version}{note}")
             if args.options:
                 for line in option_lines(*options[record]):
                     out.plain(f"      {line}")
     err = console(stderr=True)
-    for f in refused:
+    for f in (*refused, *broken):
         err.plain(f"error: {f.named()}")
     return failed
 

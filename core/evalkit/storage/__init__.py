@@ -74,6 +74,7 @@ __all__ = [
     "check_database_url",
     "close_repository",
     "runs_started_before",
+    "stored_set_identifiers",
     "default_database_url",
     "is_in_memory",
     "database_source",
@@ -266,6 +267,19 @@ def counted_so_far(repository: Any, run: Any) -> Any:
     if not run.never_ended or run.cases or streamed is None:
         return run
     return run.counted_by(streamed.case_tally(run.id))
+
+
+def stored_set_identifiers(history: Any, newest: int) -> list[str]:
+    """The set identifiers a :class:`RunHistory` store holds runs of, each once, the set of the
+    newest run first: the store's own read (``stored_set_identifiers``, one grouped query in the
+    built-in store, no run read) when it has one, else the sets of its ``newest`` runs
+    (:meth:`RunHistory.recent_runs`). What a mistyped set's "did you mean" is drawn from: it read
+    the newest 1,000 runs of every set, whole, to keep their set identifiers."""
+    listed = getattr(history, "stored_set_identifiers", None)
+    found = listed() if callable(listed) else [run.set_identifier for run in history.recent_runs(limit=newest)]
+    if not isinstance(found, (list, tuple)):  # a third-party store's answer that is no list: nothing to suggest from
+        return []
+    return [identifier for identifier in dict.fromkeys(i for i in found if isinstance(i, str))]
 
 
 def runs_started_before(history: Any, cutoff: float) -> dict[Any, int]:

@@ -33,7 +33,8 @@ def _outcome(case_id: str, passed: object, fingerprint: str | None, measures: st
 
 
 class HistoryAndQuality(RunsAndCases):
-    """``RunHistory``, ``CaseHistory``, ``ProviderModelQualityScores``, ``ProviderModelQualityRuns``
+    """``RunHistory`` (with ``stored_set_identifiers`` and ``runs_started_before``, read through
+    :mod:`evalkit.storage`'s helpers of those names), ``CaseHistory``, ``ProviderModelQualityScores``, ``ProviderModelQualityRuns``
     and the quality read of ``GeneratorScopedResults``."""
 
     #: The scope's current baseline, read as :class:`~.baselines.BaselinesAndVerdicts` reads it
@@ -105,6 +106,16 @@ class HistoryAndQuality(RunsAndCases):
             query = query.where(R.set_identifier == set_identifier)
         rows = query.order_by(R.started_at.desc(), R.id.desc()).limit(limit)
         return [run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
+
+    @guarded
+    def stored_set_identifiers(self) -> list[str]:
+        """Every set identifier the store holds a run of, each once, the set of the newest run
+        first: one grouped query over the run table, no run read (what a mistyped set's "did you
+        mean" is drawn from, :func:`evalkit.storage.stored_set_identifiers`)."""
+        R = self.Run
+        newest = pw.fn.MAX(R.started_at)
+        rows = R.select(R.set_identifier, newest).group_by(R.set_identifier).order_by(newest.desc(), R.set_identifier)
+        return [set_identifier for set_identifier, _ in rows.tuples()]
 
     @guarded
     def runs_started_before(self, cutoff: float) -> dict[RunStatus, int]:
