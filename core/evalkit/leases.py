@@ -46,7 +46,6 @@ from .storage.values import (
     overlaps,
     shard_part,
 )
-from .wording import shell_line, shell_word
 
 __all__ = [
     "HEARTBEAT_S",
@@ -125,7 +124,8 @@ def resume_hint(
     configured one. The options after the set are :func:`evalkit.run.placement.continuing_options`,
     which a library call's own line says too. A run begun by a command that kept its options
     (:data:`evalkit.run.placement.RESUMED_OPTIONS`) is continued by the line that command printed,
-    built by the same function (:func:`_continuing_lines`). A line made from the columns says no
+    built by the same function; both kinds of line are one :class:`_Continuing`, joined with each
+    part's place by :func:`_continuing_lines`. A line made from the columns says no
     ``--repeats``: a continuing command without it answers with the run's own
     (:func:`evalkit.evaluate_set`), so the shortest line is the one that works whatever the
     configuration says when it is pasted."""
@@ -135,17 +135,15 @@ def resume_hint(
         built_in_code,
         continued_in_code,
         continuing_call,
-        continuing_options,
         regrade_again,
-        resumed_options,
     )
 
     again = regrade_again(run, _store(defaults))
     if again is not None:
         return f"`{again}`"
+    parts = [Shard(i, count) for i in shards] if shards and count else [None]
     if continued_in_code(run):
         function = "evaluate_retrieval" if run.kind is RunKind.RETRIEVAL else "evaluate_set"
-        parts = [Shard(i, count) for i in shards] if shards and count else [None]
         from .run.limit_stops import resume_limits
 
         options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
@@ -153,51 +151,62 @@ def resume_hint(
             f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))], set_in_code=built_in_code(run))}`"
             for part in parts
         )
+    return _continuing_lines(run, _continuing(run, defaults), parts)
+
+
+@attrs.frozen
+class _Continuing:
+    """What every line continuing a stored run is built of, before its place and limits: the
+    command and its arguments (``words``), its options (each a run of words, in the order the line
+    says them, which a limit of its first word's name replaces) and the ``--config``/``--database``
+    words after them (``store``), as :func:`evalkit.run.placement.continuing_command` takes them
+    (:func:`_continuing` makes it)."""
+
+    words: Sequence[str]
+    options: Sequence[Sequence[str]]
+    store: Sequence[str] = ()
+
+
+def _continuing(run: Run, defaults: ResumeDefaults | None) -> _Continuing:
+    """The :class:`_Continuing` of stored ``run`` (a prompt or retrieval run a command continues).
+    A run begun by a command that kept its options (:func:`evalkit.run.placement.resumed_options`):
+    those options, and before them what answers the run that the command left to the configuration
+    (``--provider NAME`` of the default instance, a ``--model`` other than its configured one now:
+    :func:`evalkit.run.placement.continuing_options`; a retrieval run's ``--deployment``), the store
+    after them — the line that command printed. A run stored without them (a library call's, or
+    stored before they were kept): the line made from its columns, as it was printed before — its
+    options one run of words (none a limit's), the store among them where that line has always said
+    it (a retrieval run's before ``--deployment``, a prompt run's before ``--cache``), the
+    retriever named."""
+    from .run.placement import continuing_options, resumed_options, retrieval_words, word_options
+
     kept = resumed_options(run)
-    if kept is not None:  # the options the command that began it was given: the line it printed
-        return _continuing_lines(run, kept, shards, count, defaults)
-    if run.kind is RunKind.RETRIEVAL:
-        words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER", *_store(defaults)]
-        if run.deployment:
-            words += ["--deployment", run.deployment]
-    else:
-        aliases = defaults.aliases if defaults is not None else None
-        words = ["evalkit", "run", run.set_identifier, *continuing_options(run, aliases, store=_store(defaults))]
-    base = shell_line(words)
-    if shards and count:
-        return " and ".join(
-            f"`{base} --shard {i}/{count} --run-id {shell_word(run.id)}{_limits(run, shard_part(i, count))}`"
-            for i in shards
-        )
-    return f"`{base} --resume {shell_word(run.id)}{_limits(run, WHOLE_RUN)}`"
-
-
-def _continuing_lines(
-    run: Run, kept: Sequence[Sequence[str]], shards: Sequence[int], count: int | None, defaults: ResumeDefaults | None
-) -> str:
-    """The lines that continue ``run`` (all of it, or its missing ``shards`` of ``count``) from the
-    options the command that began it kept (``kept``), by :func:`evalkit.run.placement.continuing_command`,
-    the function that built the line that command printed: with the store the printing command was
-    given (``defaults``), the higher limits a stopped part asks for, and before them what answers
-    the run that the command left to the configuration (``--provider NAME`` of the default
-    instance, a ``--model`` other than its configured one now: :func:`evalkit.run.placement.continuing_options`)."""
-    from .run.limit_stops import resume_limits
-    from .run.placement import continuing_command, continuing_options, retrieval_words, word_options
-
-    if run.kind is RunKind.RETRIEVAL:
-        words = retrieval_words(run)
-        said = [["--deployment", run.deployment]] if run.deployment else []
-    else:
-        words = ["run", run.set_identifier]
-        said = word_options(continuing_options(run, defaults.aliases if defaults is not None else None))
-    options = _filled(kept, said)
     store = _store(defaults)
-    if shards and count:
-        return " and ".join(
-            f"`{continuing_command(words, options, store, ['--shard', f'{i}/{count}', '--run-id', run.id], resume_limits(run, shard_part(i, count)))}`"
-            for i in shards
-        )
-    return f"`{continuing_command(words, options, store, ['--resume', run.id], resume_limits(run, WHOLE_RUN))}`"
+    if run.kind is RunKind.RETRIEVAL:
+        deployment = ["--deployment", run.deployment] if run.deployment else []
+        if kept is None:
+            return _Continuing(["retrieval", run.set_identifier, run.retriever or "RETRIEVER"], [[*store, *deployment]])
+        return _Continuing(retrieval_words(run), _filled(kept, [deployment] if deployment else []), store)
+    aliases = defaults.aliases if defaults is not None else None
+    words = ["run", run.set_identifier]
+    if kept is None:
+        return _Continuing(words, [continuing_options(run, aliases, store=store)])
+    return _Continuing(words, _filled(kept, word_options(continuing_options(run, aliases))), store)
+
+
+def _continuing_lines(run: Run, line: _Continuing, parts: Sequence[Any]) -> str:
+    """The lines that continue ``parts`` of ``run`` (each a :class:`~evalkit.run.placement.Shard`;
+    ``None``: the whole run), each ``line`` (:func:`_continuing`) with its place
+    (:func:`evalkit.run.placement.continuing_words`) and the higher limits a stopped part asks for
+    (:func:`evalkit.run.limit_stops.resume_limits`), by :func:`evalkit.run.placement.continuing_command`,
+    the function that built the line a command printed."""
+    from .run.limit_stops import resume_limits
+    from .run.placement import continuing_command, continuing_words
+
+    return " and ".join(
+        f"`{continuing_command(line.words, line.options, line.store, continuing_words(run.id, part), resume_limits(run, _part_of(part)))}`"
+        for part in parts
+    )
 
 
 def _filled(kept: Sequence[Sequence[str]], said: Sequence[Sequence[str]]) -> list[Sequence[str]]:
@@ -224,14 +233,6 @@ def _store(defaults: ResumeDefaults | None) -> tuple[str, ...]:
 def _part_of(shard: Any) -> str:
     """The lease part of ``shard`` (a :class:`~evalkit.run.placement.Shard`; ``None``: the whole run)."""
     return WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
-
-
-def _limits(run: Run, part: str) -> str:
-    """`` --max-requests 6``: the higher limits that continue ``part`` of ``run`` after a spending
-    limit stopped it (:func:`evalkit.run.limit_stops.resume_limits`), nothing when none did."""
-    from .run.limit_stops import resume_limits
-
-    return "".join(f" {shell_word(word)}" for word in resume_limits(run, part))
 
 
 def _limit_stopped(run: Run, live: RunLiveness) -> dict[int, str]:

@@ -251,3 +251,29 @@ def test_a_killed_regrades_stored_line_is_the_line_its_command_printed(evalkit_c
         (regraded,) = connection.execute("SELECT id FROM evalkit_run WHERE source_run_id = 'src-1'").fetchone()
     _killed(project, regraded)
     assert _stored_lines(evalkit_cli, "arith.basic", regraded) == [live, live]
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [((), ("evalkit.lexical",)), (("evalkit.lexical",), ())],
+    ids=["deployment-then-typed", "typed-then-deployment"],
+)
+def test_the_stored_line_names_the_retriever_as_the_latest_process_was_typed(
+    evalkit_cli, project, monkeypatch, first, then
+) -> None:
+    """``evalkit retrieval SET --deployment demo --run-id d`` interrupted, then ``evalkit retrieval
+    SET evalkit.lexical --deployment demo --resume d`` killed: its line named the retriever, while
+    `show d` and `history SET` left it to the deployment (the run kept what its first process was
+    typed, ``retriever_chosen_by_deployment``), and the other way round; the stored line is the
+    latest process's, as its options are."""
+    from evalkit.run.answering.questions import QuestionAnswering
+
+    with monkeypatch.context() as patched:
+        _finish_fails(patched, QuestionAnswering)
+        began = evalkit_cli("retrieval", "evalkit_stdlib.docs", *first, "--deployment", "demo", "--run-id", "d-2")
+        assert ("evalkit.lexical" in shlex.split(_live_line(began))) == bool(first), _live_line(began)
+        again = evalkit_cli("retrieval", "evalkit_stdlib.docs", *then, "--deployment", "demo", "--resume", "d-2")
+    live = _live_line(again)
+    assert shlex.split(live)[:3 + len(then)] == ["evalkit", "retrieval", "evalkit_stdlib.docs", *then], live
+    _killed(project, "d-2")
+    assert _stored_lines(evalkit_cli, "evalkit_stdlib.docs", "d-2") == [live, live]

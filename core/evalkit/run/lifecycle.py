@@ -61,7 +61,7 @@ from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
 from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
 from .outcome import Outcome, ShardFigures
-from .placement import regrade_again, regraded_from, resumed_options, with_resumed_options, with_resumed_provenance
+from .placement import as_typed, regrade_again, regraded_from, with_latest_command, with_resumed_options
 from .plan import RunPlan, check_run_id, new_run_id
 
 __all__ = [
@@ -483,7 +483,7 @@ class _Lifecycle:
                 leased = True
                 self._clear_earlier_stop(header.id, stored_header)
                 if joining:
-                    self._keep_latest_options(header.id, stored_header)
+                    self._keep_latest_options(header.id, header, stored_header)
                 stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
                 stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
@@ -792,18 +792,20 @@ class _Lifecycle:
             return
         self.store.revisable.revise_provenance(run_id, lambda stored: provenance_after(stored, part, None))
 
-    def _keep_latest_options(self, run_id: str, stored_header: Run) -> None:
-        """The run resumed or joined by a command: the options it keeps for the line printed later
-        from the store (:data:`~evalkit.run.placement.RESUMED_OPTIONS`) become this command's, as
-        its lease is taken — the line that continues a run killed after ``--resume x --concurrency 5``
-        repeats ``--concurrency 5``, not the first process's ``--concurrency 3``. A run's shards each
-        write theirs: the latest to take its lease is kept (each shard's line is its own command's
-        anyway). Nothing for a library call (no command typed: the run keeps what it kept), or a
-        store that cannot revise a run's provenance (:class:`~evalkit.storage.RevisableProvenance`)."""
-        options = self.plan.placement.options
-        if options is None or self.store.revisable is None or resumed_options(stored_header) == options:
+    def _keep_latest_options(self, run_id: str, header: Run, stored_header: Run) -> None:
+        """The run resumed or joined by a command: what it keeps of how its command was typed, for
+        the line printed later from the store (:data:`~evalkit.run.placement.AS_TYPED`: its options,
+        :data:`~evalkit.run.placement.RESUMED_OPTIONS`, and whether the deployment chose its
+        retriever), becomes this command's (``header``'s), as its lease is taken — the line that
+        continues a run killed after ``--resume x --concurrency 5`` repeats ``--concurrency 5``, not
+        the first process's ``--concurrency 3``, and names the retriever typed on ``--resume`` that
+        the first process left to its deployment. A run's shards each write theirs: the latest to
+        take its lease is kept (each shard's line is its own command's anyway). Nothing for a
+        library call (no command typed: the run keeps what it kept), or a store that cannot revise a
+        run's provenance (:class:`~evalkit.storage.RevisableProvenance`)."""
+        if self.plan.placement.options is None or self.store.revisable is None or as_typed(stored_header) == as_typed(header):
             return
-        self.store.revisable.revise_provenance(run_id, lambda stored: with_resumed_provenance(stored, options))
+        self.store.revisable.revise_provenance(run_id, lambda stored: with_latest_command(stored, header))
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
         """The ids of the run's cases stored with an answer (what this process skips)."""

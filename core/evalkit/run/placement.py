@@ -54,10 +54,13 @@ __all__ = [
     "regraded_from",
     "RESUMED_OPTIONS",
     "RETRIEVER_CHOSEN",
+    "AS_TYPED",
+    "as_typed",
     "retrieval_words",
     "retriever_chosen_provenance",
     "resumed_options",
     "stored_provenance",
+    "with_latest_command",
     "with_resumed_options",
     "with_resumed_provenance",
     "without_options",
@@ -285,6 +288,30 @@ def retrieval_words(run: Any) -> list[str]:
     if stored_provenance(run).get(RETRIEVER_CHOSEN) is True:
         return ["retrieval", run.set_identifier]
     return ["retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
+
+
+#: The keys of a run's stored ``provenance`` that say how the latest command that began, resumed or
+#: joined it was typed, which a line printed later from the store says as that command's own line
+#: did: its options (:data:`RESUMED_OPTIONS`) and whether it left the retriever to the deployment
+#: (:data:`RETRIEVER_CHOSEN`). A later command keeps its own in place of them all
+#: (:func:`with_latest_command`).
+AS_TYPED = (RESUMED_OPTIONS, RETRIEVER_CHOSEN)
+
+
+def as_typed(run: Any) -> dict[str, Any]:
+    """What stored ``run`` (or the header a command begins, resumes or joins it with) keeps of how
+    its command was typed (:data:`AS_TYPED`)."""
+    provenance = stored_provenance(run)
+    return {key: provenance[key] for key in AS_TYPED if key in provenance}
+
+
+def with_latest_command(provenance: Mapping[str, Any] | None, latest: Any) -> dict[str, Any]:
+    """A stored ``provenance`` document with what the header ``latest`` keeps of how its command was
+    typed (:func:`as_typed`) in place of what it kept: the run resumed or joined by a command, the
+    line printed later from the store is that command's, not the first one's — a retriever typed on
+    ``--resume`` is named, one left to the deployment is not, whatever the first process was typed."""
+    kept = {key: value for key, value in (provenance if isinstance(provenance, Mapping) else {}).items() if key not in AS_TYPED}
+    return {**kept, **as_typed(latest)}
 
 
 #: The key of a prompt run's stored ``provenance`` that names the grader plugin it was graded by
