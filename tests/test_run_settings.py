@@ -40,7 +40,8 @@ def test_every_declared_keyword_is_taken_by_its_call_and_reaches_the_plan(
     call: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every field of the declaration, each given explicitly (the callbacks as functions of their
-    own), is a keyword of the call's signature and arrives in the plan the lifecycle is handed."""
+    own), is a keyword of the call's signature and of its docstring's list, and arrives in the plan
+    the lifecycle is handed."""
     import evalkit
     from evalkit.run import library
 
@@ -51,6 +52,8 @@ def test_every_declared_keyword_is_taken_by_its_call_and_reaches_the_plan(
     keywords = {name: p for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
     assert {name: p.default for name, p in keywords.items()} == {name: f.default for name, f in fields.items()}
     assert len(parameters) == len(leading) + len(fields)
+    listed = function.__doc__.split("Keywords (declared by", 1)[1]
+    assert [line.split("``")[1].split("=")[0] for line in listed.splitlines() if "* ``" in line] == list(fields)
 
     def callback(*_: object) -> None:
         return None

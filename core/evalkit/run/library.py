@@ -131,6 +131,10 @@ def chosen_repeats(repeats: int | None, config: Config) -> int:
 def evaluate_set(set_identifier: str | GoldenPromptSet | SourcedSet, **settings: Any) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
+    ``settings`` are the keywords :class:`~evalkit.run.settings.PromptRunSettings` declares (listed
+    at the end, with their defaults); any other is refused first, naming it
+    (:class:`~evalkit.errors.UnknownKeywordError`), then one of the wrong kind.
+
     ``set_identifier`` names an installed set (an entry point's, a set file's), or is a catalog
     entry (:class:`~evalkit.catalog.SourcedSet`, as the CLI gives it), or a
     :class:`~evalkit.prompts.GoldenPromptSet` built in code: no ``evalkit run`` finds such a set, so
@@ -313,7 +317,7 @@ def _continuing_args(
     the configured one, ``--grader``, the judge's options, ``--cache``, ``--answers-from``), read
     from the run's header, with the caller's ``store`` (:func:`_store_words`): without them the line
     answered with the default generator, graded by the default grader in the default store, and was
-    refused; then the keywords a command says by an option (``said``: :func:`_said_keywords`)."""
+    refused; then the keywords a command says by an option (``said``: :func:`~evalkit.run.settings.said_words`)."""
     if given is not None:
         return tuple(given)
     header = answering.header(placement.run_id or "", 0.0, placement)
@@ -357,6 +361,10 @@ def evaluate_retrieval(
     question_set: str | GoldenQuestionSet | SourcedSet, retriever: str | None = None, **settings: Any
 ) -> Outcome:
     """Ask every question of a golden question set, store the run and compare it with its baseline.
+
+    ``settings`` are the keywords :class:`~evalkit.run.settings.RetrievalRunSettings` declares
+    (listed at the end, with their defaults); any other is refused first, naming it
+    (:class:`~evalkit.errors.UnknownKeywordError`), then one of the wrong kind.
 
     ``question_set`` is an identifier (or the set itself, or a catalog entry whose provider may
     ship default deployments), ``retriever`` an ``evalkit.retrievers`` entry-point name (``None``:
