@@ -102,7 +102,6 @@ _PROVIDER: Kind = (
     OPTIONAL_TEXT[1],
 )
 _COMMAND_ARGS: Kind = (f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value))
-_IN_CODE = "a Python caller's own"
 
 
 @attrs.frozen(kw_only=True)
