@@ -11,10 +11,14 @@ import re
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from evalkit.errors import UsageError
 from evalkit.storage import close_repository, open_repository
+
+if TYPE_CHECKING:
+    from tests.support.chat_server import ChatServer
 
 
 def _runs(url: str) -> list:
@@ -23,6 +27,35 @@ def _runs(url: str) -> list:
         return repository.recent_runs()
     finally:
         close_repository(repository)
+
+
+@pytest.fixture
+def slow_endpoint(tmp_path: Path) -> Iterator[ChatServer]:
+    """A chat server that answers each request after 5 s (its ``delay`` may be changed), asked by
+    provider instance ``slow`` of ``tmp_path``'s ``evalkit.toml`` (one attempt, a 120 s timeout)."""
+    from tests.support.chat_server import ChatServer
+
+    with ChatServer(delay=5.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        yield server
+
+
+@pytest.fixture
+def stuck_grader(tmp_path: Path, plugin_dists, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """Grader ``hostile.stuck_grader`` installed, stuck on case ``two-plus-two``, run under a 1 s
+    ``grade_timeout`` by ``tmp_path``'s ``evalkit.toml``, whose instance ``self`` answers with the
+    references."""
+    from evalkit import registry
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
+    registry.scan(refresh=True)  # an earlier test's scan did not see it
+    monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
+    (tmp_path / "evalkit.toml").write_text(
+        'grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n'
+    )
 
 
 def test_a_run_inside_a_running_event_loop_completes(tmp_path: Path) -> None:
@@ -318,7 +351,9 @@ except RunInterrupted as interrupted:
 """
 
 
-def test_ctrl_c_in_a_running_event_loop_stops_the_run_and_says_how_to_resume_it(tmp_path: Path) -> None:
+def test_ctrl_c_in_a_running_event_loop_stops_the_run_and_says_how_to_resume_it(
+    tmp_path: Path, slow_endpoint: ChatServer
+) -> None:
     """A real process: Ctrl-C reaches the main thread only, while the run goes on in its worker.
     Interrupting the cell must stop the run (marked interrupted, the resume command given), not
     leave it answering unwatched in the background."""
@@ -328,23 +363,18 @@ def test_ctrl_c_in_a_running_event_loop_stops_the_run_and_says_how_to_resume_it(
     import sys
     import time
 
-    from tests.support.chat_server import ChatServer
-
     (tmp_path / "cell.py").write_text(NOTEBOOK_CELL)
     url = f"sqlite:///{tmp_path / 'results.db'}"
-    with ChatServer(delay=60.0) as server:
-        (tmp_path / "evalkit.toml").write_text(
-            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
-            "max_attempts = 1\ntimeout = 120\n"
-        )
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("EVALKIT_")}
-        child = subprocess.Popen([sys.executable, "cell.py", url], cwd=tmp_path, env=environment, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True)  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not any(r.path.endswith("/chat/completions") for r in server.requests) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        child.send_signal(signal.SIGINT)
-        output, _ = child.communicate(timeout=60)
+    server = slow_endpoint
+    server.delay = 60.0
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("EVALKIT_")}
+    child = subprocess.Popen([sys.executable, "cell.py", url], cwd=tmp_path, env=environment, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(r.path.endswith("/chat/completions") for r in server.requests) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    output, _ = child.communicate(timeout=60)
     assert "RunInterrupted: interrupted: run " in output and "--resume" in output, output
     assert [run.status.value for run in _runs(url)] == ["interrupted"]
 
@@ -394,21 +424,14 @@ def _host_timed_out(
     ]
 
 
-def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_the_case(
-    tmp_path: Path, plugin_dists, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("stuck_grader")
+def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_the_case(tmp_path: Path) -> None:
     """A host's ``@timeout`` that falls due while a grader runs under evalkit's own grade_timeout:
     evalkit held the host's timer back and set it again at 1 µs when the grading ended, so the
     host's exception was raised inside the grading's boundary and stored as that case's failed
     grading, and the run went on, complete. It must reach the host, the run marked interrupted."""
-    from evalkit import evaluate_set, registry
+    from evalkit import evaluate_set
 
-    monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
-    registry.scan(refresh=True)  # an earlier test's scan did not see it
-    monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
-    (tmp_path / "evalkit.toml").write_text(
-        'grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n'
-    )
     url = f"sqlite:///{tmp_path / 'results.db'}"
     _host_timed_out(
         lambda on_start: evaluate_set(
@@ -426,52 +449,40 @@ def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_th
     )
 
 
+@pytest.mark.usefixtures("slow_endpoint")
 def test_a_hosts_own_alarm_while_the_generator_answers_is_the_hosts_not_an_evalkit_bug(tmp_path: Path) -> None:
     """Falling due while the run waits for a slow endpoint, the host's exception came out of the
     event loop and was reported as "internal error (an evalkit bug)"."""
     from evalkit import evaluate_set
 
-    from tests.support.chat_server import ChatServer
-
     url = f"sqlite:///{tmp_path / 'results.db'}"
-    with ChatServer(delay=5.0) as server:
-        (tmp_path / "evalkit.toml").write_text(
-            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
-            "max_attempts = 1\ntimeout = 120\n"
-        )
-        _host_timed_out(
-            lambda on_start: evaluate_set(
-                "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
-            ),
-            url,
-            f" --provider slow --config {(tmp_path / 'evalkit.toml').resolve()}",
-            after=" --concurrency 1",
-        )
+    _host_timed_out(
+        lambda on_start: evaluate_set(
+            "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+        ),
+        url,
+        f" --provider slow --config {(tmp_path / 'evalkit.toml').resolve()}",
+        after=" --concurrency 1",
+    )
 
 
+@pytest.mark.usefixtures("slow_endpoint")
 def test_a_hosts_own_alarm_around_a_run_inside_a_running_event_loop_stops_the_run(tmp_path: Path) -> None:
     """Inside a running loop the run answers in a worker thread while the host's alarm rings in the
     caller's: the host's exception must stop the worker's run too (marked interrupted), not leave it
     answering unwatched in the background."""
     from evalkit import evaluate_set
 
-    from tests.support.chat_server import ChatServer
-
     url = f"sqlite:///{tmp_path / 'results.db'}"
-    with ChatServer(delay=5.0) as server:
-        (tmp_path / "evalkit.toml").write_text(
-            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
-            "max_attempts = 1\ntimeout = 120\n"
-        )
-        with host_timeout(0.3) as on_start:
+    with host_timeout(0.3) as on_start:
 
-            async def handler() -> object:
-                return evaluate_set(
-                    "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
-                )
+        async def handler() -> object:
+            return evaluate_set(
+                "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+            )
 
-            with pytest.raises(HostTimeout, match="the host's own") as raised:
-                asyncio.run(handler())
+        with pytest.raises(HostTimeout, match="the host's own") as raised:
+            asyncio.run(handler())
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     (note,) = raised.value.__notes__
@@ -529,24 +540,17 @@ def host_timeout_set_during_the_run(seconds: float, install: str = "signal.signa
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.usefixtures("stuck_grader")
 @pytest.mark.parametrize("install", ["signal.signal", "_signal.signal"])
-def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(
-    install: str, tmp_path: Path, plugin_dists, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(install: str, tmp_path: Path) -> None:
     """A host that installs its ``SIGALRM`` handler during the run (from a callback) replaced
     nothing evalkit had wrapped: its exception, falling due while a grader ran under grade_timeout,
     was stored as that case's failed grading and the run went on, complete. It reaches the host as
     a handler installed before the run does, and the host's handler is its own again after. Set
     through ``signal.signal`` it is wrapped as it is set; through the C function (or a reference to
     ``signal.signal`` taken before evalkit was imported), when the grading's limit takes the alarm."""
-    from evalkit import evaluate_set, registry
+    from evalkit import evaluate_set
 
-    monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
-    registry.scan(refresh=True)
-    monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
-    (tmp_path / "evalkit.toml").write_text(
-        'grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n'
-    )
     url = f"sqlite:///{tmp_path / 'results.db'}"
     with host_timeout_set_during_the_run(0.3, install) as on_start:
         with pytest.raises(HostTimeout, match="the host's own") as raised:
@@ -567,24 +571,18 @@ def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(
     assert f" during run {run.id}, which is marked interrupted" in raised.value.__notes__[0]
 
 
+@pytest.mark.usefixtures("slow_endpoint")
 def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answers(tmp_path: Path) -> None:
     """Falling due while the run waits for a slow endpoint, outside any time limit of evalkit's."""
     from evalkit import evaluate_set
 
-    from tests.support.chat_server import ChatServer
-
     url = f"sqlite:///{tmp_path / 'results.db'}"
-    with ChatServer(delay=5.0) as server:
-        (tmp_path / "evalkit.toml").write_text(
-            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
-            "max_attempts = 1\ntimeout = 120\n"
-        )
-        with host_timeout_set_during_the_run(0.3) as on_start:
-            with pytest.raises(HostTimeout, match="the host's own") as raised:
-                evaluate_set(
-                    "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
-                )
-            assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
+    with host_timeout_set_during_the_run(0.3) as on_start:
+        with pytest.raises(HostTimeout, match="the host's own") as raised:
+            evaluate_set(
+                "evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+            )
+        assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     assert raised.value.__notes__[0].startswith(

@@ -7,6 +7,7 @@
     │   ├── UnknownSetError           with the identifiers that do exist
     │   ├── UnknownPluginError        unknown grader/generator/retriever, with the known ones
     │   ├── UnknownRunError           no stored run has the id given
+    │   ├── UnknownKeywordError       a library call's keyword it does not take (a TypeError too)
     │   └── ToleranceError            a --max-*-drop that is not a finite number in 0..1
     ├── ConfigError                   evalkit.toml / [tool.evalkit] is unreadable or wrong (exit 2)
     ├── SetValidationError            a golden set breaks a rule; ``problems`` lists them, up to 1,000 (exit 2)
@@ -84,6 +85,7 @@ __all__ = [
     "StoreFailure",
     "StoreUnavailable",
     "ToleranceError",
+    "UnknownKeywordError",
     "UnknownPluginError",
     "UnknownRunError",
     "UnknownSetError",
@@ -315,6 +317,11 @@ class UnknownRunError(UsageError, LookupError):
         super().__init__(
             f"{told}there is no run {quoted(run_id)}{of} in the store (see `evalkit history SET` for run ids){'.' + hint if hint else ''}"
         )
+
+
+class UnknownKeywordError(UsageError, TypeError):
+    """A library call was given a keyword it does not take (``evaluate_set(concurency=4)``); a
+    ``TypeError`` too, as Python's own refusal of an unexpected keyword is."""
 
 
 class ToleranceError(UsageError):

@@ -8,7 +8,11 @@ name, type, default, the allowed values its validator states, and its help)::
     …
     <!-- /options -->
 
-Regenerate every marked table after changing an ``Options`` class::
+The marker ``<!-- options: library evaluate_set -->`` (or ``evaluate_retrieval``) marks the table of
+a library call's keywords instead, generated from their declaration
+(:data:`evalkit.run.settings.DECLARATIONS`): keyword, default, what it is.
+
+Regenerate every marked table after changing an ``Options`` class or a keyword's declaration::
 
     python -m evalkit.option_tables docs/*.md
 
@@ -52,10 +56,26 @@ def _default(field: Any) -> str:
     return f"`{value}`"
 
 
-def render_table(group: str, name: str) -> str:
-    """The Markdown table of the options the installed plugin ``name`` of ``group`` declares."""
+def _keyword_table(call: str) -> str:
+    """The Markdown table of the keywords of the library call ``call`` (``evaluate_set``), as
+    :mod:`evalkit.run.settings` declares them."""
     import attrs
 
+    from .run.settings import DECLARATIONS
+
+    rows = ["| keyword | default | what it is |", "| --- | --- | --- |"]
+    for field in attrs.fields(DECLARATIONS[call]):
+        rows.append(f"| `{field.name}` | `{field.default!r}` | {_cell(field.metadata['help'])} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_table(group: str, name: str) -> str:
+    """The Markdown table of the options the installed plugin ``name`` of ``group`` declares (of
+    the keywords of the library call ``name`` for the group ``library``)."""
+    import attrs
+
+    if group == "library":
+        return _keyword_table(name)
     from . import registry
     from .options import _type_text, declared_options, requirement
 

@@ -5,6 +5,8 @@ module                              what it holds
 =================================== =========================================================
 :mod:`~evalkit.run.library`         the entry points ``evaluate_set`` and ``evaluate_retrieval``:
                                     arguments → a plan → the lifecycle
+:mod:`~evalkit.run.settings`        the entry points' keywords, declared once (their defaults,
+                                    kinds and help; any other is refused)
 :mod:`~evalkit.run.plan`            :class:`RunPlan`: what answers, which run and part
                                     (:class:`Placement`, :class:`Shard`), how it is judged
                                     (:class:`Gate`), who observes it (:class:`Observing`)

@@ -254,7 +254,8 @@ def estimate_set(
     from .. import hooks
     from .answering import prompts as prompt_answering
     from .arguments import CALLBACK, OPTIONAL_TEXT, check_arguments
-    from .library import chosen_repeats, opened, prompt_run_kinds
+    from .library import chosen_repeats, opened
+    from .settings import prompt_run_kinds
 
     kinds = prompt_run_kinds(
         "set_identifier", "model", "grader", "grader_options", "config", "database", "cwd", "on_check",

@@ -3,14 +3,18 @@
 Each turns its keyword arguments (the CLI's options, a configuration, a test's) into a
 :class:`~evalkit.run.plan.RunPlan` — refusing everything refusable before anything is called or
 stored, in the order its docstring gives — opens the store and hands the plan to the lifecycle
-(:func:`evalkit.run.lifecycle.execute`). Their signatures are the public API (``evalkit.testing``,
-the pytest fixtures and users call them with these keywords), so they are long; every function
-behind them takes a few grouped values.
+(:func:`evalkit.run.lifecycle.execute`). Their keywords are the public API (``evalkit.testing``,
+the pytest fixtures and users call them with these keywords); they are declared once, as the
+fields of :class:`~evalkit.run.settings.PromptRunSettings` and
+:class:`~evalkit.run.settings.RetrievalRunSettings`, which check them, and give the functions their
+signatures and their lists of keywords (:mod:`evalkit.run.settings`). Every function behind them
+takes a few grouped values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import inspect
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -19,14 +23,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import hooks
-from ..components import BoundGenerator, read_wait_ready
+from ..components import read_wait_ready
 from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
 from ..leases import resume_defaults
 from ..prompts import GoldenPromptSet
-from ..runs import CaseResult, Run
 from ..storage import (
     check_database_url,
     close_repository,
@@ -39,35 +42,29 @@ from ..storage.protocols import ResultRepository, capabilities
 from ..stray_errors import stray_errors_warned_within
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
-from ..validation import CheckProgress, check_label
+from ..validation import check_label
 from ..wording import argument, counted, path_named
-from .arguments import (
-    CALLBACK,
-    DATABASE,
-    FLAG,
-    FOLDER,
-    OPTIONAL_NAME,
-    OPTIONAL_OPTIONS,
-    OPTIONAL_TEXT,
-    PLUGINS,
-    SECONDS,
-    TEXT,
-    WORDS,
-    Kind,
-    check_arguments,
-    optional,
-)
+from .arguments import OPTIONAL_TEXT, check_arguments
 from .lifecycle import execute
 from .outcome import Outcome
 from .placement import continuing_options, store_options
-from .plan import Gate, Observing, Placement, RunPlan, Shard
+from .plan import Gate, Observing, Placement, RunPlan
+from .settings import (
+    PROMPT_SET,
+    QUESTION_SET,
+    SAID_KEYWORDS,
+    PromptRunSettings,
+    RetrievalRunSettings,
+    documented,
+    said_words,
+    structured,
+)
 
 if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
-    from ..baseline_file import BaselineFile
     from ..catalog import SourcedSet
     from ..questions import GoldenQuestionSet
 
-__all__ = ["evaluate_retrieval", "evaluate_set"]
+__all__ = ["SAID_KEYWORDS", "evaluate_retrieval", "evaluate_set"]
 
 
 @contextmanager
@@ -129,121 +126,14 @@ def chosen_repeats(repeats: int | None, config: Config) -> int:
     return chosen
 
 
-_PROVIDER: Kind = (
-    "the name of a configured provider instance or an adapter (a str) or None (a generator object "
-    "goes in bound_generator=)",
-    OPTIONAL_TEXT[1],
-)
-
-
-def _is_baseline_file(value: Any) -> bool:
-    from ..baseline_file import BaselineFile  # here: only a run given one imports it
-
-    return value is None or isinstance(value, BaselineFile)
-
-
-_BASELINE_FILE: Kind = ("an evalkit.baseline_file.BaselineFile (read_baseline_file()) or None", _is_baseline_file)
-
-
-def _is_option_words(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, (list, tuple))
-        and all(isinstance(option, (list, tuple)) and all(isinstance(word, str) for word in option) for option in value)
-    )
-
-
-#: ``resumed_options``: each option as the list of its words (``[["--concurrency", "3"]]``), or None.
-_OPTION_WORDS: Kind = ("a list or tuple of options, each a list or tuple of text (str), or None", _is_option_words)
-
-
-def _argument_kinds(**more: Kind) -> dict[str, Kind]:
-    """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
-    return {
-        "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_NAME, "label": OPTIONAL_TEXT,
-        "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
-        "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
-        "cwd": FOLDER, "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, "resumed_options": _OPTION_WORDS, **more,
-    }  # fmt: skip
-
-
-def _is_prompt_set(value: Any) -> bool:
-    from ..catalog import SourcedSet
-
-    return isinstance(value, (str, GoldenPromptSet, SourcedSet))
-
-
-def _is_question_set(value: Any) -> bool:
-    from ..catalog import SourcedSet
-    from ..questions import GoldenQuestionSet
-
-    return isinstance(value, (str, GoldenQuestionSet, SourcedSet))
-
-
-_PROMPT_RUN_ARGUMENTS = _argument_kinds(
-    set_identifier=("a set identifier (a str), a GoldenPromptSet or a SourcedSet", _is_prompt_set),
-    provider=_PROVIDER, model=OPTIONAL_NAME, grader=TEXT,
-    strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
-    bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
-    command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
-)  # fmt: skip
-_RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
-    question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
-    retriever=OPTIONAL_TEXT,
-    deployment=OPTIONAL_TEXT,
-    judge_unjudged=OPTIONAL_NAME,
-    on_prepare=CALLBACK,
-)
-
-
-def prompt_run_kinds(*names: str, **more: Kind) -> dict[str, Kind]:
-    """The kinds of :func:`evaluate_set`'s arguments ``names``, with ``more``: a library call that
-    takes some of them (:func:`~evalkit.run.estimate.estimate_set`,
-    :func:`~evalkit.run.regrade.regrade_run`) checks them by the same rule, first
-    (:func:`~evalkit.run.arguments.check_arguments`)."""
-    return {**{name: _PROMPT_RUN_ARGUMENTS[name] for name in names}, **more}
-
-
 @host_alarms()
 @stray_errors_warned_within
-def evaluate_set(
-    set_identifier: str | GoldenPromptSet | SourcedSet,
-    *,
-    provider: str | None = None,
-    model: str | None = None,
-    grader: str = "deterministic",
-    strict_grader: bool = False,
-    grader_options: Mapping[str, Any] | None = None,
-    config: Config | None = None,
-    database: str | None = None,
-    tolerances: Tolerances | None = None,
-    gate: GateSettings | None = None,
-    repeats: int | None = None,
-    privacy: str | None = None,
-    concurrency: int | None = None,
-    run_id: str | None = None,
-    resume: bool = False,
-    shard: Shard | None = None,
-    label: str | None = None,
-    baseline: str | None = None,
-    fail_on_new_failures: bool = False,
-    hook_plugins: Sequence[Any] = (),
-    on_start: Callable[[Run, int], None] | None = None,
-    on_case: Callable[[CaseResult], None] | None = None,
-    cwd: Path | None = None,
-    bound_generator: BoundGenerator | None = None,
-    baseline_file: BaselineFile | None = None,
-    keep_cases: bool = True,
-    on_stored: Callable[[list[CaseResult]], None] | None = None,
-    wait_ready: float | str = 0.0,
-    budget: Decimal | str | None = None,
-    max_requests: int | None = None,
-    cache: bool | None = None,
-    answers_from: str | None = None,
-    command_args: Sequence[str] | None = None,
-    on_check: Callable[[CheckProgress], None] | None = None,
-    resumed_options: Sequence[Sequence[str]] | None = None,
-) -> Outcome:
+def evaluate_set(set_identifier: str | GoldenPromptSet | SourcedSet, **settings: Any) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
+
+    ``settings`` are the keywords :class:`~evalkit.run.settings.PromptRunSettings` declares (listed
+    at the end, with their defaults); any other is refused first, naming it
+    (:class:`~evalkit.errors.UnknownKeywordError`), then one of the wrong kind.
 
     ``set_identifier`` names an installed set (an entry point's, a set file's), or is a catalog
     entry (:class:`~evalkit.catalog.SourcedSet`, as the CLI gives it), or a
@@ -306,76 +196,79 @@ def evaluate_set(
     for the unchanged prompts and asks the model for the rest. A run that reused answers is never
     accepted as a baseline automatically.
     """
-    check_arguments("evaluate_set", locals(), _PROMPT_RUN_ARGUMENTS)
-    wait_ready = read_wait_ready(wait_ready, "evaluate_set: wait_ready")  # by --wait-ready's rule
-    cwd = Path(cwd) if cwd is not None else None
+    s = structured("evaluate_set", PromptRunSettings, settings)
+    check_arguments("evaluate_set", {"set_identifier": set_identifier}, {"set_identifier": PROMPT_SET})
+    s = attrs.evolve(
+        s,
+        wait_ready=read_wait_ready(s.wait_ready, "evaluate_set: wait_ready"),  # by --wait-ready's rule
+        cwd=Path(s.cwd) if s.cwd is not None else None,
+    )
     if loop_running():  # a Jupyter cell, an async handler: asyncio.run() would refuse this thread
-        arguments = dict(locals())
-        return off_the_loop(lambda: evaluate_set(**arguments))
+        return off_the_loop(lambda: evaluate_set(set_identifier, **settings))
     from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
     from .answering import spending
 
-    check_label(label)
-    given_config, config = config, config if config is not None else load_config(cwd=cwd)
-    store = _store_words(given_config, config, cwd, database)  # what a continuing line repeats
-    tolerances, gate = _gating(config, tolerances, gate, "prompts")
-    repeats_given = repeats is not None  # else a continued run's own, then the configuration's
-    repeats = chosen_repeats(repeats, config)
-    privacy = _privacy(privacy, config)
-    manager, hook_failures = hooks.plugin_manager(hook_plugins)
+    check_label(s.label)
+    config = s.config if s.config is not None else load_config(cwd=s.cwd)
+    store = _store_words(s.config, config, s.cwd, s.database)  # what a continuing line repeats
+    tolerances, gate = _gating(config, s.tolerances, s.gate, "prompts")
+    repeats = chosen_repeats(s.repeats, config)  # else a continued run's own, then the configuration's
+    privacy = _privacy(s.privacy, config)
+    manager, hook_failures = hooks.plugin_manager(s.hook_plugins)
     source = prompt_answering.PromptSource(
-        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency,
-        wait_ready, repeats,
+        set_identifier, s.provider, s.model, s.grader, s.strict_grader, dict(s.grader_options or {}), s.bound_generator,
+        s.concurrency, s.wait_ready, repeats,
     )  # fmt: skip
-    answering, notes = prompt_answering.prepare_prompts(source, config, manager, on_check)
-    if baseline_file is not None:
-        prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
-    wanted = spending.SpendingRequest(_amount(budget), _limit(max_requests), cache, answers_from, repeats=repeats)
+    answering, notes = prompt_answering.prepare_prompts(source, config, manager, s.on_check)
+    if s.baseline_file is not None:
+        prompt_answering.check_baseline_file(s.baseline_file.run, s.baseline_file.named(), answering.wanted_scope())
+    wanted = spending.SpendingRequest(
+        _amount(s.budget), _limit(s.max_requests), s.cache, s.answers_from, repeats=repeats
+    )
     spending.check_spending(answering, config, privacy, wanted)  # before the store is opened (or made)
-    url = resolve_database_url(database, config, cwd)
+    url = resolve_database_url(s.database, config, s.cwd)
     check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     # the generator's one free readiness probe, before the store is even opened (a resumed or
     # joined run makes it once the store agreed: see PromptAnswering.before_joining)
-    notes.extend(prompt_answering.check_ready(answering, probe_generator=not resume and run_id is None))
+    notes.extend(prompt_answering.check_ready(answering, probe_generator=not s.resume and s.run_id is None))
     asked_for = (
         "resume"
-        if resume
+        if s.resume
         else "baseline"
-        if baseline is not None
+        if s.baseline is not None
         else "answers_from"
-        if answers_from is not None
+        if s.answers_from is not None
         else None
     )
-    said = _said_keywords(evaluate_set, locals())
     with opened(url, needs_a_run=asked_for) as repository:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
-        if baseline is not None:
-            prompt_answering.check_chosen_baseline(repository, baseline, answering.wanted_scope())
-        if not repeats_given and (resume or run_id is not None):
-            answering, wanted = _continued_repeats(answering, wanted, repository, run_id, notes)
+        if s.baseline is not None:
+            prompt_answering.check_chosen_baseline(repository, s.baseline, answering.wanted_scope())
+        if s.repeats is None and (s.resume or s.run_id is not None):
+            answering, wanted = _continued_repeats(answering, wanted, repository, s.run_id, notes)
         plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
         notes.extend(spending_notes)
         answering = attrs.evolve(answering, spending=plan_of_spending)
-        placement = Placement(run_id, resume, shard, label, privacy, _option_words(resumed_options))
-        answering = attrs.evolve(
-            answering, command_args=_continuing_args(answering, placement, config, command_args, store, said)
-        )
+        placement = Placement(s.run_id, s.resume, s.shard, s.label, privacy, _option_words(s.resumed_options))
+        continuing = _continuing_args(answering, placement, config, s.command_args, store, said_words(s))
+        answering = attrs.evolve(answering, command_args=continuing)
         plan = RunPlan(
             answering,
             placement,
-            _gate(tolerances, baseline, fail_on_new_failures, baseline_file, gate),
+            _gate(tolerances, s.baseline, s.fail_on_new_failures, s.baseline_file, gate),
             Observing(
                 manager,
                 config.hook_timeout,
                 tuple(f.error for f in hook_failures),
-                on_start,
-                on_case,
-                on_stored,
-                keep_cases,
+                s.on_start,
+                s.on_case,
+                s.on_stored,
+                s.keep_cases,
             ),
             tuple(notes),
             answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
+            settings=s,
         )
         return execute(plan, repository)
 
@@ -424,7 +317,7 @@ def _continuing_args(
     the configured one, ``--grader``, the judge's options, ``--cache``, ``--answers-from``), read
     from the run's header, with the caller's ``store`` (:func:`_store_words`): without them the line
     answered with the default generator, graded by the default grader in the default store, and was
-    refused; then the keywords a command says by an option (``said``: :func:`_said_keywords`)."""
+    refused; then the keywords a command says by an option (``said``: :func:`~evalkit.run.settings.said_words`)."""
     if given is not None:
         return tuple(given)
     header = answering.header(placement.run_id or "", 0.0, placement)
@@ -440,29 +333,6 @@ def _store_words(given: Config | None, config: Config, cwd: Path | None, databas
     read = given if given is not None else config if cwd is not None else None
     path = read.path if read is not None else None
     return store_options(Path(path).resolve() if given is None and path is not None else path, database)
-
-
-#: The keywords of :func:`evaluate_set` and :func:`evaluate_retrieval` that change what a run does
-#: and that a command line says with the option of the same name (``concurrency=4``:
-#: ``--concurrency 4``): what the line that continues a library call's run repeats when the caller
-#: gave one other than the function's default (:func:`_said_keywords`), besides what answers and
-#: grades the run (read from its header) and the store.
-SAID_KEYWORDS = ("concurrency", "wait_ready", "budget", "max_requests", "k", "relevance_threshold", "judge_unjudged")
-
-
-def _said_keywords(function: Callable[..., Any], given: Mapping[str, Any]) -> tuple[str, ...]:
-    """The :data:`SAID_KEYWORDS` ``function`` takes that its call gave (``given``: its locals) other
-    than its signature's default, as a command line's words (a wait in seconds as ``90s``)."""
-    import inspect
-
-    parameters = inspect.signature(function).parameters
-    words: list[str] = []
-    for name in SAID_KEYWORDS:
-        value = given.get(name)
-        if name not in parameters or value is None or value == parameters[name].default:
-            continue
-        words += ["--" + name.replace("_", "-"), f"{value:g}s" if name == "wait_ready" else str(value)]
-    return tuple(words)
 
 
 def _amount(value: Decimal | str | None) -> Decimal | None:
@@ -488,35 +358,13 @@ def _limit(value: int | None) -> int | None:
 @host_alarms()
 @stray_errors_warned_within
 def evaluate_retrieval(
-    question_set: str | GoldenQuestionSet | SourcedSet,
-    retriever: str | None = None,
-    *,
-    deployment: str | None = None,
-    config: Config | None = None,
-    database: str | None = None,
-    tolerances: Tolerances | None = None,
-    gate: GateSettings | None = None,
-    k: int = 10,
-    relevance_threshold: int = 1,
-    privacy: str | None = None,
-    label: str | None = None,
-    concurrency: int = 1,
-    run_id: str | None = None,
-    resume: bool = False,
-    shard: Shard | None = None,
-    baseline: str | None = None,
-    fail_on_new_failures: bool = False,
-    hook_plugins: Sequence[Any] = (),
-    on_start: Callable[[Run, int], None] | None = None,
-    on_case: Callable[[CaseResult], None] | None = None,
-    cwd: Path | None = None,
-    keep_cases: bool = True,
-    baseline_file: BaselineFile | None = None,
-    judge_unjudged: str | None = None,
-    on_prepare: Callable[[str, float], None] | None = None,
-    resumed_options: Sequence[Sequence[str]] | None = None,
+    question_set: str | GoldenQuestionSet | SourcedSet, retriever: str | None = None, **settings: Any
 ) -> Outcome:
     """Ask every question of a golden question set, store the run and compare it with its baseline.
+
+    ``settings`` are the keywords :class:`~evalkit.run.settings.RetrievalRunSettings` declares
+    (listed at the end, with their defaults); any other is refused first, naming it
+    (:class:`~evalkit.errors.UnknownKeywordError`), then one of the wrong kind.
 
     ``question_set`` is an identifier (or the set itself, or a catalog entry whose provider may
     ship default deployments), ``retriever`` an ``evalkit.retrievers`` entry-point name (``None``:
@@ -570,39 +418,42 @@ def evaluate_retrieval(
 
     ``resumed_options``: as for :func:`evaluate_set` (``--k``, ``--concurrency``, the gate's options…).
     """
-    check_arguments("evaluate_retrieval", locals(), _RETRIEVAL_RUN_ARGUMENTS)
-    cwd = Path(cwd) if cwd is not None else None
+    s = structured("evaluate_retrieval", RetrievalRunSettings, settings)
+    check_arguments(
+        "evaluate_retrieval", {"question_set": question_set, "retriever": retriever},
+        {"question_set": QUESTION_SET, "retriever": OPTIONAL_TEXT},
+    )  # fmt: skip
+    s = attrs.evolve(s, cwd=Path(s.cwd) if s.cwd is not None else None)
     if loop_running():  # its relevance judge asks on an event loop of its own, as a prompt run does
-        arguments = dict(locals())
-        return off_the_loop(lambda: evaluate_retrieval(**arguments))
+        return off_the_loop(lambda: evaluate_retrieval(question_set, retriever, **settings))
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
-    check_label(label)
-    given_config, config = config, config if config is not None else load_config(cwd=cwd)
-    store = _store_words(given_config, config, cwd, database)  # what a continuing line repeats
-    tolerances, gate = _gating(config, tolerances, gate, "retrieval")
+    check_label(s.label)
+    config = s.config if s.config is not None else load_config(cwd=s.cwd)
+    store = _store_words(s.config, config, s.cwd, s.database)  # what a continuing line repeats
+    tolerances, gate = _gating(config, s.tolerances, s.gate, "retrieval")
     source = question_answering.QuestionSource(
-        question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy
+        question_set, retriever, s.deployment, s.k, s.relevance_threshold, s.concurrency, s.privacy
     )
     resolved = question_answering.resolve_questions(source, config)
-    url = resolve_database_url(database, config, cwd)
-    if baseline_file is not None:
-        question_answering.check_baseline_file(baseline_file.run, baseline_file.named(), resolved)
-    if baseline is not None:
+    url = resolve_database_url(s.database, config, s.cwd)
+    if s.baseline_file is not None:
+        question_answering.check_baseline_file(s.baseline_file.run, s.baseline_file.named(), resolved)
+    if s.baseline is not None:
         with opened(url, needs_a_run="baseline") as repository:
-            question_answering.check_chosen_baseline(repository, baseline, resolved)
-    manager, hook_failures = hooks.plugin_manager(hook_plugins)
+            question_answering.check_chosen_baseline(repository, s.baseline, resolved)
+    manager, hook_failures = hooks.plugin_manager(s.hook_plugins)
     check_database_url(url)  # a bad store is refused before the retriever is created
     holes = None
-    if judge_unjudged is not None:
+    if s.judge_unjudged is not None:
         from ..retrieval.holes import hole_judging
 
         holes = hole_judging(
-            judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions)
+            s.judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions)
         )
         holes.check_ready()
-    answering = question_answering.start_retriever(resolved, config, on_prepare)
-    answering.command_args = (*store, *_said_keywords(evaluate_retrieval, locals()))
+    answering = question_answering.start_retriever(resolved, config, s.on_prepare)
+    answering.command_args = (*store, *said_words(s))
     answering.retriever_chosen = retriever is None  # the deployment's: a line continuing it names none
     closing: list[str] = []
     try:
@@ -611,19 +462,20 @@ def evaluate_retrieval(
 
             check_document_texts(answering.retriever, resolved.retriever_id)
             answering.hole_judging = holes
-        with opened(url, needs_a_run="resume" if resume else None) as repository:
+        with opened(url, needs_a_run="resume" if s.resume else None) as repository:
             plan = RunPlan(
                 answering,
-                Placement(run_id, resume, shard, label, resolved.privacy, _option_words(resumed_options)),
-                _gate(tolerances, baseline, fail_on_new_failures, baseline_file, gate),
+                Placement(s.run_id, s.resume, s.shard, s.label, resolved.privacy, _option_words(s.resumed_options)),
+                _gate(tolerances, s.baseline, s.fail_on_new_failures, s.baseline_file, gate),
                 Observing(
                     manager,
                     config.hook_timeout,
                     tuple(f.error for f in hook_failures),
-                    on_start,
-                    on_case,
-                    keep_cases=keep_cases,
+                    s.on_start,
+                    s.on_case,
+                    keep_cases=s.keep_cases,
                 ),
+                settings=s,
             )
             outcome = execute(plan, repository)
     finally:
@@ -643,3 +495,20 @@ def evaluate_retrieval(
             outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept.")
         )
     return outcome
+
+
+documented(
+    evaluate_set,
+    [inspect.Parameter("set_identifier", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str | GoldenPromptSet | SourcedSet")],
+    PromptRunSettings,
+)
+documented(
+    evaluate_retrieval,
+    [
+        inspect.Parameter(
+            "question_set", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str | GoldenQuestionSet | SourcedSet"
+        ),
+        inspect.Parameter("retriever", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation="str | None"),
+    ],
+    RetrievalRunSettings,
+)

@@ -23,6 +23,7 @@ from .placement import Placement, Shard, check_run_id, new_run_id
 
 if TYPE_CHECKING:
     from .answering import Answering
+    from .settings import RunSettings
 
 __all__ = ["Gate", "Observing", "Placement", "RunPlan", "Shard", "check_run_id", "new_run_id"]
 
@@ -72,6 +73,10 @@ class RunPlan:
     ``answers_reused`` is set by whatever answers a run from earlier answers instead of asking
     (a cache, a re-grade of stored answers): such a run is stored and compared, but never accepted
     as its scope's baseline automatically (:func:`evalkit.run.decide.acceptance_of`).
+
+    ``settings``: the keywords of the library call the plan was made from, as declared
+    (:class:`~evalkit.run.settings.PromptRunSettings`, :class:`~evalkit.run.settings.RetrievalRunSettings`;
+    ``None`` for a plan made otherwise, a re-grade's): the one declaration reaches the plan whole.
     """
 
     answering: Answering
@@ -80,3 +85,4 @@ class RunPlan:
     observing: Observing = attrs.Factory(Observing)
     notes: Sequence[str] = ()
     answers_reused: bool = False
+    settings: RunSettings | None = None

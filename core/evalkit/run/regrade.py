@@ -89,8 +89,9 @@ def regrade_run(
     from .answering import prompts as prompt_answering
     from .answering import spending
     from .arguments import OPTIONAL_TEXT, TEXT, WORDS, check_arguments
+    from .settings import prompt_run_kinds
 
-    kinds = library.prompt_run_kinds(
+    kinds = prompt_run_kinds(
         "grader_options", "config", "database", "cwd", "on_case", "on_check", "on_start", "resumed_options",
         run_id=TEXT, grader=OPTIONAL_TEXT, command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
     )  # fmt: skip
