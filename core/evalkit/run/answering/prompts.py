@@ -36,7 +36,7 @@ from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...run_lookup import stored_run
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository, latest_unfinished_run_of
-from ...storage.values import BaselineScope
+from ...storage.values import BaselineScope, CaseUsage
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
@@ -595,7 +595,7 @@ class PromptAnswering:
             spend = run_spend(
                 self.pricing,
                 (
-                    (c.usage, c.judge_usage, c.answer_source, c.errored, c.requests)
+                    CaseUsage(c.usage, c.judge_usage, c.answer_source, c.errored, c.requests, c.requests_sent)
                     for c in (answered.cases if answered else ())
                 ),
             )
