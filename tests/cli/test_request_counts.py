@@ -199,6 +199,7 @@ def test_a_conversation_that_failed_midway_counts_its_failed_turn_toward_max_req
     first = evalkit_cli("run", "chat.script", "--concurrency", "1", "--json")
     document = first.json()
     assert [case["errored"] for case in document["cases"]] == [True, False], first.stdout + first.stderr
+    assert [(case["requests"], case["requests_sent"]) for case in document["cases"]] == [(1, 2), (3, 3)]
     assert len(completions(chat_server)) == 5
     resumed = evalkit_cli("run", "chat.script", "--concurrency", "1", "--resume", document["run_id"], "--max-requests", "5")
     assert resumed.code == 3, resumed.stdout + resumed.stderr

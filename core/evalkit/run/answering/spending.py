@@ -533,8 +533,9 @@ def budget_spent(
     pricing: Mapping[str, Any] | None, rows: Any, unknown_cost: Callable[[], Decimal | None] | None = None
 ) -> tuple[Decimal, int]:
     """What a run's stored cases spent, as a budget counts it, and their generator requests as
-    ``--max-requests`` counts them (:func:`~evalkit.costs.limited_requests`: a failed request
-    counts one), from :class:`~evalkit.storage.RunSpending` rows.
+    ``--max-requests`` counts them (:func:`~evalkit.costs.limited_requests`: the requests each
+    sent, a failed one included), from :class:`~evalkit.storage.RunSpending` rows (a store's plain
+    tuples read as :class:`~evalkit.storage.CaseUsage`).
 
     The run's spend says its cost is unknown once one reply reported no usage; a budget cannot
     count that as nothing (a resumed run forgot all it had spent, and spent the budget again). A
