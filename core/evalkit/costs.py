@@ -302,12 +302,11 @@ def stored_replies(usage: Usage | None, errored: bool, requests: int | None) -> 
 
 def limited_requests(case: CaseUsage) -> int:
     """The generator requests ``--max-requests`` counts for a case (a :class:`~evalkit.storage.CaseUsage`
-    row; the running process makes one of each answer as it settles): the requests it sent
-    (``requests_sent``: each answer and model turn asked, a failed one included; a transport retry
-    is not counted). The running process counts each answer by it as it settles, and every shard
-    (a resume too) counts the run's stored cases by it, so they agree: a second answer of
-    ``--repeats 2`` that failed was counted by its shard and not read back, and a conversation's
-    turn that failed midway was counted nowhere.
+    row): the requests it sent (``requests_sent``: each answer and model turn asked, a failed one
+    included; a transport retry is not counted). The running process counts each answer by it as
+    it settles, and every shard (a resume too) counts the run's stored cases by it, so they agree:
+    a second answer of ``--repeats 2`` that failed was counted by its shard and not read back, and
+    a conversation's turn that failed midway was counted nowhere.
 
     A case stored before the requests it sent were kept (``None``) counts as it did then: its
     replies (:func:`stored_replies`), and one for a case asked of the model that errored with none;
