@@ -11,7 +11,7 @@ import pytest
 from evalkit.answer_cache import request_key, serving_side
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.config import Config
-from evalkit.costs import Price, RunSpend, add_costs, cost_of, format_amount, parse_amount
+from evalkit.costs import Price, RunSpend, add_costs, cost_of, format_amount, parse_amount, run_spend
 from evalkit.errors import UsageError
 from evalkit.run.answering.spending import Reservation, SpendGuard, SpendingRequest, cache_allowed, prepare_spending
 
@@ -211,3 +211,20 @@ def test_a_settled_request_counts_toward_max_requests_as_its_stored_case_is_read
     guard.settle(reserved, SimpleNamespace(usage=usage, judge_usage=(), errored=errored, requests=requests))
     _, read_back = budget_spent(None, [(usage, (), None, errored, requests)])
     assert read_back == guard.own_requests
+
+
+def test_a_third_party_stores_case_usage_rows_of_four_or_five_values_still_count() -> None:
+    """A store's ``case_usage`` gives a row of six values now (the requests sent last); one written
+    before yields five, or four (before the replies were counted): the fields it does not give read
+    as not stored, and count as they did when that store was written."""
+    from evalkit.run.answering.spending import budget_spent
+    from evalkit.storage import CaseUsage
+
+    usage = Usage(input_tokens=10, output_tokens=4)
+    pricing = {"generator": Price(1000, 2000).as_mapping()}
+    old = [(usage, (), None, False), (None, (), None, True), (usage, (), None, False, 3), (usage, (), None, True, 1)]
+    assert budget_spent(pricing, old)[1] == 1 + 1 + 3 + 1
+    assert run_spend(pricing, old).generator.requests == 1 + 0 + 3 + 1
+    # the requests sent, when the store gives them: a failed second answer and a conversation's failed turn count
+    sent = [CaseUsage(usage, (), None, True, 1, 2), (usage, (), None, True, 1, 3), (usage, (), "cache", False, 0, 0)]
+    assert budget_spent(pricing, sent)[1] == 5

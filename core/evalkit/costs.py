@@ -23,6 +23,7 @@ import attrs
 
 from .answers import Usage
 from .shapes import decimal_text
+from .storage.values import CaseUsage
 
 __all__ = [
     "DEFAULT_CURRENCY",
@@ -278,15 +279,15 @@ def spend_tokens(spend: Mapping[str, Any] | None) -> int | None:
     return total
 
 
-def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
-    """A run's spend from its cases' stored usage (``rows``: ``(usage, judge usage, answer
-    source, errored, requests)`` per case, see :class:`~evalkit.storage.RunSpending`), priced as
+def run_spend(pricing: Mapping[str, Any] | None, rows: Iterable[Any]) -> RunSpend:
+    """A run's spend from its cases' stored usage (``rows``: a store's
+    :class:`~evalkit.storage.CaseUsage` rows, see :class:`~evalkit.storage.RunSpending`), priced as
     its stored ``pricing`` says. A case stored before its requests were counted (``None``) counts
     one, as it did then."""
     spend = RunSpend.priced(pricing)
-    for usage, judge_usage, source, errored, requests in rows:
-        replies = stored_replies(usage, errored, requests)
-        spend.add_case(usage, judge_usage, source, asked=replies > 0, requests=replies)
+    for row in CaseUsage.rows(rows):
+        replies = stored_replies(row.usage, row.errored, row.requests)
+        spend.add_case(row.usage, row.judge_usage, row.answer_source, asked=replies > 0, requests=replies)
     return spend
 
 
@@ -299,14 +300,21 @@ def stored_replies(usage: Usage | None, errored: bool, requests: int | None) -> 
     return requests
 
 
-def limited_requests(usage: Usage | None, errored: bool, requests: int | None, source: str | None = None) -> int:
-    """The generator requests ``--max-requests`` counts for a case: its replies
-    (:func:`stored_replies`), and one for a case asked of the model that errored with none — its
-    request failed without a reply (a transport retry is not counted); none for a reused answer.
-    The running process counts each case by this rule as it settles, and every shard (a resume too)
-    counts the run's stored cases by it: a failed request stored ``requests=0`` counted one in its
-    own shard and none in the others, which then sent one request past the run's limit."""
-    if source:
+def limited_requests(case: CaseUsage) -> int:
+    """The generator requests ``--max-requests`` counts for a case (a :class:`~evalkit.storage.CaseUsage`
+    row): the requests it sent (``requests_sent``: each answer and model turn asked, a failed one
+    included; a transport retry is not counted). The running process counts each answer by it as
+    it settles, and every shard (a resume too) counts the run's stored cases by it, so they agree:
+    a second answer of ``--repeats 2`` that failed was counted by its shard and not read back, and
+    a conversation's turn that failed midway was counted nowhere.
+
+    A case stored before the requests it sent were kept (``None``) counts as it did then: its
+    replies (:func:`stored_replies`), and one for a case asked of the model that errored with none;
+    none for a reused answer."""
+    sent = case.requests_sent
+    if type(sent) is int and sent >= 0:
+        return sent
+    if case.answer_source:
         return 0
-    replies = stored_replies(usage, errored, requests)
-    return max(1, replies) if errored else replies
+    replies = stored_replies(case.usage, case.errored, case.requests)
+    return max(1, replies) if case.errored else replies

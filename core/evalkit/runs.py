@@ -78,6 +78,12 @@ class CaseResult:
     #: conversation, summed over ``--repeats``; 0 when no request got an answer or the answer was
     #: reused; ``None``: not known (a case stored before the count was kept, or built by a caller).
     requests: int | None = None
+    #: The generator requests this case sent: one an answer asked of the model, a reply or not (one
+    #: that failed on every attempt went out; a transport retry is not counted), one a model turn of a
+    #: conversation asked (a turn that failed midway included), summed over ``--repeats``; 0 for a
+    #: reused answer; ``None``: not known (stored before the count was kept, or built by a caller).
+    #: ``--max-requests`` counts these (:func:`evalkit.costs.limited_requests`).
+    requests_sent: int | None = None
 
     @property
     def errored(self) -> bool:

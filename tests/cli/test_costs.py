@@ -985,6 +985,28 @@ def test_a_failed_request_counts_toward_the_shared_request_limit_in_every_shard(
     assert "the limit of 4 requests reached" in second.stdout + second.stderr
 
 
+def test_a_repeated_answer_that_failed_counts_toward_the_shared_request_limit_in_every_shard(evalkit_cli, project, chat_server) -> None:
+    # With --repeats 2, a case whose second answer failed (HTTP 500 on every attempt) was counted 2
+    # requests by the shard that sent them and 1 read back from the store (its one reply): the other
+    # shard sent a request past the run's limit. Each case now stores the requests it sent.
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    for number in (3, 4, 5):  # 1 is the free readiness probe, 2 the first answer; the second's 3 attempts fail
+        chat_server.fail_at(number, Fault.http_error(500))
+    common = ("run", "arith.basic", "--provider", "prod", "--run-id", "repeated", "--concurrency", "1", "--repeats", "2")
+    common += ("--max-requests", "8", "--database", f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    first = evalkit_cli(*common, "--shard", "1/2", env=env)
+    sent = len(completions(chat_server))
+    # its four cases, eight requests: the first case's answer and its failed second (3 attempts), 3 × 2 answered
+    assert sent == 10, first.stdout + first.stderr
+    second = evalkit_cli(*common, "--shard", "2/2", env=env)
+    assert second.code == 3, second.stdout + second.stderr
+    assert len(completions(chat_server)) == sent, "the limit of 8 requests was reached by shard 1/2"
+    assert "the limit of 8 requests reached" in second.stdout + second.stderr
+
+
 def test_a_resume_counts_a_failed_request_and_is_told_a_limit_that_finishes_the_run(evalkit_cli, project, chat_server) -> None:
     # A resume counts the run's failed requests toward --max-requests (each as one, as the running
     # process did): the limit it is told must leave room for them and for every case asked again.

@@ -154,7 +154,8 @@ def test_a_store_from_before_the_count_upgrades_and_its_cases_count_one_request_
     run_id = stopped.json()["run_id"]
     with sqlite3.connect(project / ".evalkit" / "results.db") as conn:  # as evalkit before the count left it
         conn.execute("alter table evalkit_case drop column requests")
-        conn.execute("delete from evalkit_schema_migration where version = 11")
+        conn.execute("alter table evalkit_case drop column requests_sent")
+        conn.execute("delete from evalkit_schema_migration where version >= 11")
     refused = evalkit_cli("show", run_id, env=env)
     assert refused.code != 0 and "evalkit db upgrade" in refused.stdout + refused.stderr
     assert evalkit_cli("db", "upgrade", env=env).code == 0
@@ -165,3 +166,41 @@ def test_a_store_from_before_the_count_upgrades_and_its_cases_count_one_request_
     assert resumed.code == 3, resumed.stderr
     assert len(completions(chat_server)) == 4
     assert resumed.json()["spend"]["generator"]["requests"] == 4
+
+
+TWO_CONVERSATIONS = """\
+identifier: chat.script
+name: Scripted
+prompts:
+""" + "".join(
+    f"""\
+  - id: {name}
+    mode: scripted
+    messages:
+      - {{role: user, content: Hi.}}
+      - {{role: user, content: Where is Paris?}}
+      - {{role: user, content: "Thanks, bye."}}
+    assertions:
+      - {{contains_any: [bye, Goodbye]}}
+"""
+    for name in ("first", "second")
+)
+
+
+def test_a_conversation_that_failed_midway_counts_its_failed_turn_toward_max_requests(evalkit_cli, project, chat_server) -> None:
+    """A conversation whose second model turn failed sent two requests, and was counted one toward
+    ``--max-requests`` (its one reply): ``--resume --max-requests 5`` after 5 requests sent (2 + 3)
+    counted 4 and sent the failed conversation's 3 turns again. The failed turn now counts."""
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = lambda body: "Goodbye!"
+    write_project(project, chat_server, TWO_CONVERSATIONS)
+    chat_server.fail_at(3, Fault.http_error(500))  # request 1 is the readiness probe, 2 the first turn
+    first = evalkit_cli("run", "chat.script", "--concurrency", "1", "--json")
+    document = first.json()
+    assert [case["errored"] for case in document["cases"]] == [True, False], first.stdout + first.stderr
+    assert [(case["requests"], case["requests_sent"]) for case in document["cases"]] == [(1, 2), (3, 3)]
+    assert len(completions(chat_server)) == 5
+    resumed = evalkit_cli("run", "chat.script", "--concurrency", "1", "--resume", document["run_id"], "--max-requests", "5")
+    assert resumed.code == 3, resumed.stdout + resumed.stderr
+    assert len(completions(chat_server)) == 5, "the run had sent its 5 requests, the failed turn included"

@@ -394,3 +394,13 @@ def test_migration_8_keeps_old_runs_readable_with_their_spend_unknown_and_adds_t
         assert cache.cache_stats().entries == 1 and cache.clear_cache() == 1 and cache.cache_stats().entries == 0
     finally:
         repo.close()
+
+
+def test_every_migration_name_fits_the_migration_logs_column() -> None:
+    # PostgreSQL enforces varchar(100) on the log's name: a longer name failed `evalkit db upgrade`
+    # there ("value too long for type character varying(100)") while SQLite took it.
+    import peewee as pw
+    from evalkit.storage.models import bind_models
+
+    limit = bind_models(pw.SqliteDatabase(":memory:")).SchemaMigration.name.max_length
+    assert limit == 100 and all(len(migration.name) <= limit for migration in schema_module.MIGRATIONS)

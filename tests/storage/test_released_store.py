@@ -148,3 +148,27 @@ def test_new_runs_are_compared_with_the_baselines_the_released_store_accepted(
         assert len(repo.recent_runs(limit=1000)) == len(expected["runs"]) + 3
     finally:
         repo.close()
+
+
+def test_the_released_stores_cases_count_toward_a_request_limit_as_they_did_when_stored(released_store: str, engine: str) -> None:
+    """Migration 12 keeps the requests each case sent (``requests_sent``); a case stored before has
+    none (nor migration 11's replies): upgraded in place, each reads as not stored, and
+    ``--max-requests`` counts it as the release that stored it did — one request an answered case."""
+    from evalkit.costs import limited_requests
+    from evalkit.run.answering.spending import budget_spent
+    from evalkit.storage import CaseUsage
+
+    upgrade_schema(released_store)
+    expected = json.loads(EXPECTED.read_text(encoding="utf-8"))[engine]
+    repo = open_repository(released_store)
+    try:
+        for run_id, run in expected["runs"].items():
+            if run["kind"] != "prompts":
+                continue
+            rows = list(repo.case_usage(run_id))
+            assert len(rows) == len(run["cases"]) and all(isinstance(row, CaseUsage) for row in rows), run_id
+            assert {(row.requests, row.requests_sent) for row in rows} == {(None, None)}, run_id
+            assert [limited_requests(row) for row in rows] == [0 if case["error"] else 1 for case in run["cases"]]
+            assert budget_spent(None, rows)[1] == len(run["cases"]), run_id
+    finally:
+        repo.close()

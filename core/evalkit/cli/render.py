@@ -485,6 +485,7 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "judge_usage": [_usage_document(u) for u in case.judge_usage],
         "answer_source": case.answer_source,
         "requests": case.requests,
+        "requests_sent": case.requests_sent,
         **({"transcript": _transcript_document(case.transcript)} if case.transcript else {}),
         **repeats_document(case),
     }
@@ -569,7 +570,7 @@ def case_json(case: CaseResult) -> str:
         f'"detail":{"null" if detail is None else _compact_json(detail)},'
         f'"usage":{_compact_json(_usage_document(case.usage))},'
         f'"judge_usage":{_compact_json([_usage_document(u) for u in case.judge_usage])},'
-        f'"answer_source":{value(case.answer_source)},"requests":{value(case.requests)}'
+        f'"answer_source":{value(case.answer_source)},"requests":{value(case.requests)},"requests_sent":{value(case.requests_sent)}'
         f'{_repeats_text(case)}'
         + (f',"transcript":{_compact_json(_transcript_document(case.transcript))}' if case.transcript else "")
         + "}"

@@ -720,6 +720,8 @@ class _Lifecycle:
             header.id, finish.status.value, time.time(), grader=finish.grader, identity=finish.identity,
             identity_note=finish.identity_note, metrics=finish.metrics, **finish_options,
         )  # fmt: skip
+        if finish.stored_notes is not None:  # what the store finished the run with: one figure, its own
+            self.notes.extend(finish.stored_notes(stored))
         # The stored status wins: another shard may have closed the run after this one read its cases.
         if stored.status is RunStatus.RUNNING:
             return stored, self._pending(header, stored)

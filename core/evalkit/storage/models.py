@@ -171,6 +171,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         transcript = pw.TextField(null=True)
         #: The generator requests that answered the case (null: stored before they were counted).
         requests = pw.IntegerField(null=True)
+        #: The generator requests the case sent, a failed one included (null: stored before they were counted).
+        requests_sent = pw.IntegerField(null=True)
 
         class Meta:
             table_name = "evalkit_case"

@@ -49,6 +49,7 @@ from .values import (
     CaseMark,
     CasePair,
     CaseTally,
+    CaseUsage,
     LeaseOwner,
     RunLiveness,
     RunOutcomes,
@@ -68,6 +69,7 @@ __all__ = [
     "CaseMark",
     "CasePair",
     "CaseTally",
+    "CaseUsage",
     "ClosableRepository",
     "GeneratorScopedResults",
     "ProviderModelQualityScores",
@@ -287,9 +289,12 @@ class RunSpending(Protocol):
     from). A store offering it also keeps a run's ``pricing`` (given to ``begin_run`` with the run),
     and takes ``spend`` and ``answers_reused`` keywords in ``finish_run``."""
 
-    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool, int | None]]:
+    def case_usage(self, run_id: str) -> Iterator[CaseUsage | tuple[Any, ...]]:
         """Each stored case's generator usage, its judge calls' usage, its answer source, whether
-        it errored and the generator requests it took (``None``: not stored, an older case)."""
+        it errored, the generator requests that got a reply and the requests it sent, a failed one
+        included (``None`` each: not stored, an older case): a :class:`CaseUsage`, or a plain tuple
+        of its first four to six fields (a store written before a field yields fewer; they read as
+        not stored)."""
         ...
 
 

@@ -14,7 +14,7 @@ step records. The verdict's kind-specific rules come with it (:class:`~evalkit.r
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -94,6 +94,9 @@ class Finish:
     #: The same limit as data (:func:`evalkit.run.limit_stops.limit_stop`), kept in the run's
     #: provenance for the part this answering answered; ``None``: none stopped it.
     limit_stop: Mapping[str, Any] | None = None
+    #: The notes made from the run as the store finished it (``finish_run``'s return: the spend it
+    #: summed from every case stored by then), said after :attr:`notes`; ``None``: none.
+    stored_notes: Callable[[Run], tuple[str, ...]] | None = None
 
 
 class Answering(Protocol):

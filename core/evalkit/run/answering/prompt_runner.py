@@ -238,6 +238,7 @@ class _Answerer:
             prompt_digest=prompt_digest(prompt),
             transcript=reply.transcript,
             requests=requests,
+            requests_sent=requests,
         )
 
     async def _answer_with_extras(self, prompt: GoldenPrompt, extras: Any) -> CaseResult | None:
@@ -250,7 +251,7 @@ class _Answerer:
             if extras.stored.only:  # a re-grade never asks: the case says why it has no answer
                 return CaseResult(
                     case_id=prompt.id, passed=False, score=0.0, error=f"not re-graded: {reused}", adapter=bound.adapter,
-                    finished_at=time.time(), fingerprint=fingerprint,
+                    finished_at=time.time(), fingerprint=fingerprint, requests=0, requests_sent=0,
                 )  # fmt: skip
             reused = None  # --answers-from: the model is asked for this one
         key = None
@@ -309,6 +310,7 @@ class _Answerer:
             prompt_digest=prompt_digest(prompt),
             transcript=getattr(reply, "transcript", ()),
             requests=requests,
+            requests_sent=requests,
         )
         if extras.guard is not None and reserved is not None:
             if source is None:
@@ -326,13 +328,14 @@ class _Answerer:
         bound, pool = self.bound, self.pool
         calls: list[Any] = []  # the pool's futures, the last one abandoned when time runs out
         received: list[Turn] = []  # a conversation's turns answered, kept when a later one fails
+        sent = [0 if prompt.is_chat else 1]  # the requests asked: a conversation counts each turn as it asks it
         try:
             due = time.monotonic() + bound.answer_timeout  # the workers share this answerer: kept per call
             async with asyncio.timeout(bound.answer_timeout) as limit:
                 if prompt.is_chat:
                     chat_options = {k: v for k, v in self.options.items() if k in _CHAT_FIELDS}
                     options = {"model": bound.alias, "case_id": prompt.id, **chat_options}
-                    return await converse(prompt, self._turn_caller(calls, due), bound.base_prompt, options, self.job.usage_sums, received)
+                    return await converse(prompt, self._turn_caller(calls, due, sent), bound.base_prompt, options, self.job.usage_sums, received)
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
@@ -374,10 +377,13 @@ class _Answerer:
                 # the replies received: none for a plain request, a conversation's turns answered before
                 usage=sum_usage((turn.usage for turn in received), self.job.usage_sums),
                 requests=len(received),
+                # every request asked: a plain one that failed, a conversation's turns and the one that failed
+                requests_sent=sent[0],
             )
 
-    def _turn_caller(self, calls: list[Any], due: float) -> Any:
-        """How the loop asks the generator for one turn: awaited (``achat``), or on the pool's threads."""
+    def _turn_caller(self, calls: list[Any], due: float, sent: list[int]) -> Any:
+        """How the loop asks the generator for one turn: awaited (``achat``), or on the pool's
+        threads; ``sent[0]`` counts the turns asked (one that fails is a request sent too)."""
         generator, pool = self.bound.generator, self.pool
 
         async def asked(request: ChatRequest) -> Any:
@@ -389,6 +395,7 @@ class _Answerer:
             return await asyncio.wrap_future(calls[-1])
 
         async def call(request: ChatRequest) -> Any:
+            sent[0] += 1
             turn = await asked(request)
             aside = self.job.reply_usage
             if aside is not None and isinstance(turn, Turn) and turn.usage is not None and aside.kept(turn.usage) is None:

@@ -25,7 +25,7 @@ from ...baselines import NO_ACCEPTANCE, not_complete
 from ...catalog import SourcedSet, prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
-from ...costs import RunSpend, format_amount
+from ...costs import RunSpend, format_amount, spend_cost
 from ...errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
@@ -36,7 +36,7 @@ from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...run_lookup import stored_run
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository, latest_unfinished_run_of
-from ...storage.values import BaselineScope
+from ...storage.values import BaselineScope, CaseUsage
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
@@ -595,7 +595,7 @@ class PromptAnswering:
             spend = run_spend(
                 self.pricing,
                 (
-                    (c.usage, c.judge_usage, c.answer_source, c.errored, c.requests)
+                    CaseUsage(c.usage, c.judge_usage, c.answer_source, c.errored, c.requests, c.requests_sent)
                     for c in (answered.cases if answered else ())
                 ),
             )
@@ -612,12 +612,6 @@ class PromptAnswering:
         )
         if stop_note is not None:
             notes.append(stop_note)
-        elif (over := self._budget_passed(spend)) is not None:
-            guard = self.live.extras.guard  # type: ignore[union-attr]
-            notes.append(
-                f"spent {format_amount(over[0], spend.currency)}, {format_amount(over[1], spend.currency)} past the budget of "
-                f"{format_amount(guard.budget, spend.currency)}: {BUDGET_PASSED_WHY}"
-            )
         reused = self.spending.reuse_kind if self.spending is not None else None
         answered_count = tally.answered if tally is not None else spend.asked + spend.from_cache + spend.reused
         if spend.from_cache:
@@ -630,7 +624,28 @@ class PromptAnswering:
             status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes),
             slice_in=stop_note is None, plugin_failures=tuple(self.closing_failures),
             stopped_by=reached_words(stop) if stop is not None else None, limit_stop=stop,
+            stored_notes=(lambda stored: self._passed_note(stored, spend)) if stop_note is None else None,
         )  # fmt: skip
+
+    def _passed_note(self, stored: Run, spend: RunSpend) -> tuple[str, ...]:
+        """The note of a run whose spending passed its budget though no limit stopped it, from the
+        run as the store finished it: the spend ``finish_run`` summed over every case stored by then
+        (a case another shard stored after this process read the run's cases included) — the one
+        figure ``show`` and ``--json`` give. ``spend``, this process's read, stands in for a store
+        that keeps no spend; an unknown cost, for what the guard counted (:meth:`_budget_passed`)."""
+        guard = self.live.extras.guard if self.live.extras is not None else None
+        if guard is None or guard.budget is None:
+            return ()
+        cost, currency = spend_cost(stored.spend) if stored.spend is not None else (spend.cost, spend.currency)
+        spent = cost if cost is not None else guard.spent
+        over = budget_passed(guard.budget, spent)
+        if over is None:
+            return ()
+        currency = currency or spend.currency
+        return (
+            f"spent {format_amount(spent, currency)}, {format_amount(over, currency)} past the budget of "
+            f"{format_amount(guard.budget, currency)}: {BUDGET_PASSED_WHY}",
+        )
 
     def _limit_reached(self, spend: RunSpend) -> dict[str, Any] | None:
         """Which spending limit stopped the run, as data (:func:`~evalkit.run.limit_stops.limit_stop`,

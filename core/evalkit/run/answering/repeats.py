@@ -11,8 +11,9 @@ for a repeated run: a cached answer is not another sample). The case keeps:
 * each check once, holding when it held for every answer (its detail says in how many it failed);
 * the first answer's text and detail, with every answer's result in ``detail["answers"]``; the
   mean latency, the summed token counts (unknown when an answer reported none:
-  :func:`~evalkit.answers.sum_usage`) and the summed requests (``requests``: one an answer, one a
-  model turn of a conversation) and every answer's judge calls (``judge_usage``, in order).
+  :func:`~evalkit.answers.sum_usage`), the summed requests (``requests``: one a reply, an answer
+  or a model turn of a conversation; ``requests_sent``: one a request sent, a failed one included)
+  and every answer's judge calls (``judge_usage``, in order).
 
 An answer that errs (the generator failed) makes the case errored — the run is then incomplete,
 and ``--resume`` answers the whole case again.
@@ -90,6 +91,7 @@ def merge_answers(answers: Sequence[CaseResult], usage_sums: UsageSetAside | Non
             # the tokens of every answer that got replies, as their requests are counted
             usage=sum_usage((a.usage for a in answers if a.requests != 0), usage_sums),
             requests=_requests(answers),
+            requests_sent=_requests(answers, sent=True),
             judge_usage=_judge_calls(answers),
         )
     passes = sum(1 for a in answers if a.passed)
@@ -113,6 +115,7 @@ def merge_answers(answers: Sequence[CaseResult], usage_sums: UsageSetAside | Non
         yardstick=yardstick,
         usage=sum_usage((a.usage for a in answers), usage_sums),
         requests=_requests(answers),
+        requests_sent=_requests(answers, sent=True),
         # every answer's judge calls, in order: each was asked and paid for
         judge_usage=_judge_calls(answers),
         detail=detail,
@@ -121,9 +124,10 @@ def merge_answers(answers: Sequence[CaseResult], usage_sums: UsageSetAside | Non
     )
 
 
-def _requests(answers: Sequence[CaseResult]) -> int | None:
-    """The requests the answers took together (``None`` when one of them does not say)."""
-    counts = [a.requests for a in answers]
+def _requests(answers: Sequence[CaseResult], *, sent: bool = False) -> int | None:
+    """The requests the answers got replies to together (``sent``: the requests they sent, a failed
+    one included); ``None`` when one of them does not say."""
+    counts = [a.requests_sent if sent else a.requests for a in answers]
     return None if any(c is None for c in counts) else sum(counts)  # type: ignore[misc]
 
 

@@ -33,6 +33,7 @@ from ...components import answered_by, declared, judge_instance, plugin_called, 
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of, limited_requests, run_spend, stored_replies
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
+from ...storage.values import CaseUsage
 from ...wording import argument, quoted, table_key
 from ..limit_stops import REQUEST_LIMIT_REACHED, requests_reached
 
@@ -337,9 +338,12 @@ class SpendGuard:
         # and in the run's spend; a reply that reported no usage costs its estimate: what is known
         replied = not getattr(case, "errored", False) or bool(getattr(case, "requests", None))
         spent = known if known is not None else reserved.generator if replied else Decimal(0)
-        # a conversation's model turns each count; a request that got no reply still went out: as
-        # the run's stored cases are counted (limited_requests), or the shards' counts disagree
-        made = max(1, limited_requests(case.usage, getattr(case, "errored", False), getattr(case, "requests", None)))
+        # the requests the answer sent (a conversation's model turns each, one that got no reply
+        # too): as the run's stored cases are counted (limited_requests), or the shards' counts disagree
+        sent = CaseUsage(
+            case.usage, (), None, getattr(case, "errored", False), getattr(case, "requests", None), getattr(case, "requests_sent", None)
+        )
+        made = max(1, limited_requests(sent))
         if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
             self.measure(case.usage)
             self.observe(known, made)
@@ -486,13 +490,13 @@ class SpendingPlan:
                 # by the rule of this run's own answers: whole answers asked of the model (not an
                 # errored case's, nor a reused one), a case of a repeated run being its N answers;
                 # what a request and an answer's judge calls cost, as the running process counted them
-                for usage, judge_usage, source, errored, requests in store.spending.case_usage(part.run_id):
-                    if not errored and not source:
-                        guard.measure(usage, answers=self.repeats)
-                        made = stored_replies(usage, errored, requests)
-                        paid = cost_of(usage, guard.price) if guard.price is not None and made else None
+                for row in CaseUsage.rows(store.spending.case_usage(part.run_id)):
+                    if not row.errored and not row.answer_source:
+                        guard.measure(row.usage, answers=self.repeats)
+                        made = stored_replies(row.usage, row.errored, row.requests)
+                        paid = cost_of(row.usage, guard.price) if guard.price is not None and made else None
                         guard.observe(paid, made)
-                    guard.observe(None, 0, judge_usage)
+                    guard.observe(None, 0, row.judge_usage)
 
             mean_estimate: list[Decimal | None] = []
 
@@ -529,8 +533,9 @@ def budget_spent(
     pricing: Mapping[str, Any] | None, rows: Any, unknown_cost: Callable[[], Decimal | None] | None = None
 ) -> tuple[Decimal, int]:
     """What a run's stored cases spent, as a budget counts it, and their generator requests as
-    ``--max-requests`` counts them (:func:`~evalkit.costs.limited_requests`: a failed request
-    counts one), from :class:`~evalkit.storage.RunSpending` rows.
+    ``--max-requests`` counts them (:func:`~evalkit.costs.limited_requests`: the requests each
+    sent, a failed one included), from :class:`~evalkit.storage.RunSpending` rows (a store's plain
+    tuples read as :class:`~evalkit.storage.CaseUsage`).
 
     The run's spend says its cost is unknown once one reply reported no usage; a budget cannot
     count that as nothing (a resumed run forgot all it had spent, and spent the budget again). A
@@ -539,19 +544,19 @@ def budget_spent(
     says — the mean estimate of the set's requests, as the running process counted the estimate it reserved for
     each (else nothing: a resume then spent its whole budget again). A judge call of unknown cost
     adds nothing, as it did there."""
-    rows = list(rows)
+    rows = list(CaseUsage.rows(rows))
     spend = run_spend(pricing, rows)
     generator, judge = spend.generator_price, spend.judge_price
     known, known_requests, unknown_requests, judged, limited = Decimal(0), 0, 0, Decimal(0), 0
-    for usage, judge_usage, source, errored, requests in rows:
-        limited += limited_requests(usage, errored, requests, source)
-        for call in judge_usage:
+    for row in rows:
+        limited += limited_requests(row)
+        for call in row.judge_usage:
             cost = cost_of(call, judge) if judge is not None else None
             judged += cost if cost is not None else Decimal(0)
-        made = stored_replies(usage, errored, requests)
-        if source or not made:
+        made = stored_replies(row.usage, row.errored, row.requests)
+        if row.answer_source or not made:
             continue  # reused, or no reply
-        cost = cost_of(usage, generator) if generator is not None else None
+        cost = cost_of(row.usage, generator) if generator is not None else None
         if cost is None:
             unknown_requests += made
         else:

@@ -67,7 +67,7 @@ RECORDED_COLUMNS = (
     "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
     "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
     "finished_at", "fingerprint", "judge_usage", "answer_source", "prompt_digest", "transcript",
-    "requests",
+    "requests", "requests_sent",
 )  # fmt: skip
 
 
@@ -231,7 +231,7 @@ def case_from_columns(
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
     answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
     fingerprint: str | None, judge_usage: str | None = None, answer_source: str | None = None,
-    prompt_digest: str | None = None, transcript: str | None = None, requests: Any = None,
+    prompt_digest: str | None = None, transcript: str | None = None, requests: Any = None, requests_sent: Any = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
     if type(score) is not float or type(latency_s) is not float or not time_held(finished_at) or not math.isfinite(score + latency_s):
@@ -260,6 +260,7 @@ def case_from_columns(
         prompt_digest=prompt_digest,
         transcript=stored_transcript(transcript),
         requests=stored_requests(requests),
+        requests_sent=stored_requests(requests_sent),
     )
 
 
@@ -352,6 +353,7 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
         stored_text(case.prompt_digest),
         stored_text(transcript_value(case.transcript, privacy)),
         case.requests,
+        case.requests_sent,
     )
 
 

@@ -19,7 +19,7 @@ from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK
 from ...runs import CaseResult, Run, RunStatus
 from ..textcodec import decode_text, encode_text
-from ..values import PASSES, CasePair, CaseTally
+from ..values import PASSES, CasePair, CaseTally, CaseUsage
 from .rows import (
     CASE_COLUMNS,
     RECORDED_COLUMNS,
@@ -282,25 +282,26 @@ class RunsAndCases(SqlStore):
         return CaseTally(answered, passed, errored, score_sum, identities, frozenset(yardsticks))
 
     @guarded
-    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool, int | None]]:
+    def case_usage(self, run_id: str) -> Iterator[CaseUsage]:
         """Each stored case's generator usage, judge calls' usage, answer source, whether it
-        errored and the requests it took (``None``: stored before they were counted), read raw a
-        page at a time (what :func:`evalkit.costs` sums; see :class:`~evalkit.storage.RunSpending`)."""
+        errored, the requests that got a reply and the requests it sent (``None`` each: stored before
+        they were counted), read raw a page at a time (what :func:`evalkit.costs` sums; see
+        :class:`~evalkit.storage.RunSpending`)."""
         from .rows import stored_judge_usage, stored_requests, stored_usage
 
         C = self.Case
 
         def page(after: int) -> Any:
             return (
-                C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored, C.requests)
+                C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored, C.requests, C.requests_sent)
                 .where((C.run == run_id) & (C.id > after))
                 .order_by(C.id)
             )
 
         rows = list(self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)))
         return iter([
-            (stored_usage(decode_text(u) if u else None), stored_judge_usage(decode_text(j) if j else None), decode_text(s) if s else None, bool(e), stored_requests(r))
-            for _, u, j, s, e, r in rows
+            CaseUsage(stored_usage(decode_text(u) if u else None), stored_judge_usage(decode_text(j) if j else None), decode_text(s) if s else None, bool(e), stored_requests(r), stored_requests(n))
+            for _, u, j, s, e, r, n in rows
         ])  # fmt: skip
 
     #: Rows read per page when a run's cases are streamed (bounded memory on every engine:
