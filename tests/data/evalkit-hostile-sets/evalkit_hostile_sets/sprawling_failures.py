@@ -36,8 +36,9 @@ VARIABLE = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
 GIANT = 5_000_000
 #: How many blank prompts the ``set_name`` set holds (each a problem naming the set).
 BLANK_PROMPTS = 1_000
-#: How many problems the ``many_problems`` listing raises.
-MANY_PROBLEMS = 5_000_000
+#: How many problems the ``many_problems`` listing raises: 250 times the 1,000 kept (the defect was
+#: met at 5,000,000; counting them all is linear, and that many cost the suite minutes under coverage).
+MANY_PROBLEMS = 250_000
 #: How long the ``wide_problem`` listing's one problem is: ``WIDE_START``, then ``W`` up to it.
 WIDE = 11_000
 WIDE_START = "the provider's own problem, wide: "
