@@ -3,6 +3,7 @@ child where the process itself is under test), real SQLite files."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -76,10 +77,17 @@ def evalkit_process(project: Path) -> ProcessRunner:
 
 @pytest.fixture(scope="session")
 def plugin_dists(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
-    """Install test distributions from tests/data into a folder; returns it for PYTHONPATH."""
+    """Install test distributions from tests/data into a folder; returns it for PYTHONPATH.
+
+    The one pip call that stages them all is made once for the run: pytest-xdist's workers each
+    have a base temporary folder under one shared parent, and stage into that parent together."""
     from tests.support.distributions import TestDistributions
 
-    distributions = TestDistributions(tmp_path_factory.mktemp("staged-dists"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        staging = tmp_path_factory.getbasetemp().parent / "staged-dists"
+    else:
+        staging = tmp_path_factory.mktemp("staged-dists")
+    distributions = TestDistributions(staging)
     cache: dict[tuple[str, ...], str] = {}
 
     def install(*names: str) -> str:

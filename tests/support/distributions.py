@@ -16,6 +16,7 @@ just those distributions leaves.
 from __future__ import annotations
 
 import csv
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -89,10 +90,20 @@ class TestDistributions:
         return target
 
     def _install_all(self) -> None:
+        # pytest-xdist's workers share one staging folder (see the plugin_dists fixture): the first
+        # to get here installs, under a lock file every worker takes, and leaves a mark the others
+        # find; in one process the thread lock alone would do.
         with self._lock:
-            if not self._installed:
-                install_into(self.staging, *sorted(p.name for p in DATA.iterdir() if (p / "pyproject.toml").is_file()))
-                self._installed = True
+            if self._installed:
+                return
+            self.staging.mkdir(parents=True, exist_ok=True)
+            with open(self.staging.parent / f"{self.staging.name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                done = self.staging / ".installed"
+                if not done.exists():
+                    install_into(self.staging, *sorted(p.name for p in DATA.iterdir() if (p / "pyproject.toml").is_file()))
+                    done.touch()
+            self._installed = True
 
 
 def _distribution_name(folder: str) -> str:
