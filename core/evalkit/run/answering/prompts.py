@@ -699,7 +699,10 @@ class PromptAnswering:
         the run's cases stored whole (not errored), which a resume does not ask again."""
         extras = self.live.extras
         guard = extras.guard if extras is not None else None
-        if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
+        # whatever the cases stored make the status: a resume stopped before it asked the stored
+        # errored case again (or a repeated case cut short last) leaves every case stored, one
+        # errored — ``incomplete``, where the note and its resume line were left out
+        if guard is None or guard.stopped is None or status is RunStatus.COMPLETE:
             return status, None
         answered = spend.asked + spend.from_cache + spend.reused
         limit = budget_args(guard, spend, header.case_count, self.repeats, whole)
