@@ -219,7 +219,7 @@ def test_a_resume_the_limit_stops_before_it_asks_an_errored_case_again_says_so(e
     run_id = first.json()["run_id"]
     resumed = evalkit_cli("run", "chat.script", "--concurrency", "1", "--resume", run_id, "--max-requests", "5")
     assert resumed.code == 3, resumed.stdout + resumed.stderr
-    assert "the limit of 5 requests reached after " in resumed.stdout, resumed.stdout
+    assert "the limit of 5 requests reached after 1 of 2 cases " in resumed.stdout, resumed.stdout
     assert "(a spending limit stopped it: the limit of 5 requests reached; 1 errored case)" in resumed.stdout
     words = resume_words(resumed.stdout)
     assert words[-4:-1] == ["--resume", run_id, "--max-requests"] and int(words[-1]) > 5, words
