@@ -13,8 +13,8 @@ def cli(evalkit_cli, plugin_dists):
     """``evalkit`` with the outsider's distribution installed."""
     env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins")}
 
-    def run(*args: str):
-        return evalkit_cli(*args, env=env)
+    def run(*args: str, env_extra: dict[str, str] | None = None):
+        return evalkit_cli(*args, env={**env, **(env_extra or {})})
 
     return run
 
@@ -302,3 +302,46 @@ def test_a_grader_scoring_with_exact_numbers_is_taken_at_their_worth(cli, projec
     cases = result.json()["cases"]
     assert cases and all(case["passed"] and case["score"] == 0.75 for case in cases), cases[0]
     assert "cannot use" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("rows", "said"),
+    [
+        ("short", "tuple (None, (), None), not a CaseUsage or a tuple of 4 to 6 values"),
+        ("long", "tuple (None, (), None, False, 1, 1, 'extra'), not a CaseUsage or a tuple of 4 to 6 values"),
+        ("dict", "dict {'usage': None}, not a CaseUsage or a tuple of 4 to 6 values"),
+        ("text_count", "requests '3', not a whole number from 0 below 2**63"),
+        ("bool_count", "requests_sent True, not a whole number from 0 below 2**63"),
+        ("negative_count", "requests -1, not a whole number from 0 below 2**63"),
+        ("huge_count", "requests_sent 1000000000000000000000000000000, not a whole number from 0 below 2**63"),
+        ("nan_tokens", "usage.input_tokens nan, not a whole number from 0 below 2**63"),
+        ("negative_tokens", "usage.input_tokens -5, not a whole number from 0 below 2**63"),
+        ("huge_tokens", "usage.input_tokens of about 1e40, not a whole number from 0 below 2**63"),
+        ("usage_dict", "usage is dict {'prompt_tokens': 3}, not an evalkit Usage"),
+        ("judge_usage", "judge_usage[0] is str 'x\\x1b[2J\\nevalkit: ok', not an evalkit Usage"),
+        ("errored_text", "errored is str 'no', not true or false"),
+        ("source", "answer_source is int 7, not text or None"),
+    ],
+)
+def test_a_third_party_store_whose_case_usage_rows_evalkit_cannot_sum_is_said_as_the_stores_failure(
+    cli, project: Path, rows, said
+) -> None:
+    """A store's ``case_usage`` (``RunSpending``: what a run's spend and its limits are summed from)
+    was read unchecked: a row of 3 or 7 values, a count that is text or a ``Usage`` that is a dict
+    ended ``evalkit run`` in an internal error (exit 3, "an evalkit bug", a traceback); a negative,
+    huge or NaN count, a bool, were summed into the run's spend. Each row is checked where the
+    store's values enter evalkit (the adapter, ``PluginStore``): the store's failure, naming the
+    plugin, the method and the value (escapes written out), exit 3 as a store failing mid-run —
+    the cases kept, the run marked interrupted with no spend written, and continued once the store
+    gives rows evalkit can sum."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    store = ("--database", f"outsiderspending://{project / 'store.db'}")
+    ran = cli("run", "outsider.graded", "--provider", "self", "--run-id", "r-1", *store, env_extra={"OUTSIDER_USAGE": rows})
+    assert ran.code == 3, (ran.code, ran.stderr)
+    plugin = 'repository "outsiderspending" (evalkit-outsider-plugins 0.1.0)'
+    assert f"evalkit: error: the results store failed during run r-1: {plugin}: case_usage() gave, as its row 1, {said} — " in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr and "\x1b" not in ran.stderr
+    shown = cli("show", "r-1", "--json", *store).json()
+    assert (shown["status"], shown["answered"], shown["spend"]) == ("interrupted", 5, None)
+    resumed = cli("run", "outsider.graded", "--provider", "self", "--resume", "r-1", *store)
+    assert resumed.code == 0 and "Status:     complete" in resumed.stdout, resumed.stdout + resumed.stderr

@@ -204,3 +204,67 @@ def test_a_conversation_that_failed_midway_counts_its_failed_turn_toward_max_req
     resumed = evalkit_cli("run", "chat.script", "--concurrency", "1", "--resume", document["run_id"], "--max-requests", "5")
     assert resumed.code == 3, resumed.stdout + resumed.stderr
     assert len(completions(chat_server)) == 5, "the run had sent its 5 requests, the failed turn included"
+
+
+def test_a_resume_the_limit_stops_before_it_asks_an_errored_case_again_says_so(evalkit_cli, project, chat_server) -> None:
+    """A resume whose ``--max-requests`` stopped it before it asked the stored errored case again
+    left every case stored, one errored: ``incomplete``, and the limit's note and resume line were
+    left out — "incomplete (1 errored case)" alone, no word of the limit or of how to go on."""
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = lambda body: "Goodbye!"
+    write_project(project, chat_server, TWO_CONVERSATIONS)
+    chat_server.fail_at(3, Fault.http_error(500))  # request 1 is the readiness probe, 2 the first turn
+    first = evalkit_cli("run", "chat.script", "--concurrency", "1", "--json")
+    run_id = first.json()["run_id"]
+    resumed = evalkit_cli("run", "chat.script", "--concurrency", "1", "--resume", run_id, "--max-requests", "5")
+    assert resumed.code == 3, resumed.stdout + resumed.stderr
+    assert "the limit of 5 requests reached after 1 of 2 cases " in resumed.stdout, resumed.stdout
+    assert "(a spending limit stopped it: the limit of 5 requests reached; 1 errored case)" in resumed.stdout
+    words = resume_words(resumed.stdout)
+    assert words[-4:-1] == ["--resume", run_id, "--max-requests"] and int(words[-1]) > 5, words
+    shown = evalkit_cli("show", run_id, "--json")
+    assert shown.json()["limit_stops"]["*"]["resume_limits"] == words[-2:]
+    assert len(completions(chat_server)) == 5
+    finished = evalkit_cli(*words)  # the line printed finishes the run
+    assert finished.code == 0 and "Status:     complete" in finished.stdout, finished.stdout + finished.stderr
+
+
+BYE_SET = "identifier: chat.bye\nname: Bye\nprompts:\n" + "".join(
+    f"  - id: p{i}\n    prompt: Say bye {i}.\n    assertions: [{{contains: bye}}]\n" for i in range(1, 5)
+)
+
+
+def test_a_shard_the_limit_stops_before_it_asks_its_errored_case_again_says_so(evalkit_cli, project, chat_server) -> None:
+    """The same for ``--shard``: the run's other shard in, a re-run of a shard whose slice holds an
+    errored case stopped by ``--max-requests`` before asking it again said nothing of the limit,
+    gave its slice in, and kept no stop for the verdict job and ``show`` to read."""
+    down = {"now": True}
+
+    def responder(body) -> str:  # noqa: ANN001
+        if down["now"]:
+            raise RuntimeError("down")
+        return "bye"
+
+    chat_server.responder = responder
+    write_project(project, chat_server, BYE_SET)
+    database = f"sqlite:///{project / '.evalkit' / 'results.db'}"
+    common = ("run", "chat.bye", "--run-id", "sliced", "--database", database)
+    first = evalkit_cli(*common, "--shard", "1/2")  # every case of shard 1/2 errors
+    assert first.code == 3 and "ERROR" in first.stdout, first.stdout + first.stderr
+    down["now"] = False
+    assert evalkit_cli(*common, "--shard", "2/2").code == 0
+    sent = len(completions(chat_server))
+    again = evalkit_cli(*common, "--shard", "1/2", "--max-requests", str(sent))
+    assert again.code == 3, again.stdout + again.stderr
+    assert len(completions(chat_server)) == sent
+    assert f"the limit of {sent} requests reached after " in again.stdout, again.stdout
+    words = resume_words(again.stdout)
+    assert words[-6:-2] == ["--shard", "1/2", "--run-id", "sliced"] and words[-2] == "--max-requests", words
+    assert evalkit_cli("show", "sliced", "--database", database, "--json").json()["limit_stops"]["1/2"]["resume_limits"] == words[-2:]
+    verdict = evalkit_cli(*common, "--wait-for-shards", "--timeout", "5s", "--poll", "0.2s")
+    assert verdict.code == 3 and f"a spending limit stopped it: the limit of {sent} requests reached" in verdict.stdout, (
+        verdict.stdout + verdict.stderr
+    )
+    finished = evalkit_cli(*words)
+    assert finished.code == 0 and "Status:     complete" in finished.stdout, finished.stdout + finished.stderr

@@ -5,7 +5,8 @@ made, and :func:`plugin_store_failure`, which tells that store's own failure fro
 The adapter checks what the store gives back where the kernel would otherwise fail on it in an
 internal error (a ``begin_run`` that returns ``None``, a ``get_run`` that returns a dict, a
 ``recent_runs`` that returns ``[{}]`` or a run whose ``started_at`` is text, a ``case_history``
-whose outcomes are keyed by what is no case id, an ``iter_cases`` that yields what is no case), naming the plugin and the method; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
+whose outcomes are keyed by what is no case id, an ``iter_cases`` that yields what is no case, a
+``case_usage`` row evalkit cannot sum), naming the plugin and the method; it offers exactly the optional capabilities (:mod:`.protocols`) the store offers, so
 ``capabilities(adapter)`` answers as ``capabilities(store)`` would. The store object itself is
 never changed (a class with ``__slots__``, or a frozen one, is held to the same checks).
 """
@@ -34,7 +35,7 @@ _LIST_RETURNS = (
     ("record_cases_as_stored", "CaseResult", True), ("case_history", "RunOutcomes", False),
 )  # fmt: skip
 #: The methods of the store protocols that give back an iterator, read after the method returned,
-#: with the class of what it yields (``None``: not checked).
+#: with the class of what it yields (``None``: a ``case_usage`` row, checked by its own rule).
 _ITERATOR_RETURNS = (("iter_cases", "CaseResult"), ("paired_cases", "CasePair"), ("case_usage", None))
 #: Every member of the base protocol and of each optional capability: what the adapter offers when
 #: (and only when) the store offers it.
@@ -154,15 +155,32 @@ def _read_through(method: Any, store: Any, name: str, item: str | None, label: s
     :func:`_pages_of`: what is raised while it is read (its client's cursor losing the connection
     after the first page) passed through no frame of the store once the method had returned, and
     was said as evalkit's internal error, exit 2; now :func:`_through` finds the store in it. Each
-    value it yields is checked to be an ``item`` (when named) as :func:`_checked_list` checks one."""
+    value it yields is checked to be an ``item`` (when named) as :func:`_checked_list` checks one;
+    a ``case_usage`` row by its own rule (:func:`_usage_rows`)."""
     cls = None if item is None else _returned_class(item)
 
     @functools.wraps(method)
     def read(*args: Any, **kwargs: Any) -> Any:
         pages = _pages_of(store, method(*args, **kwargs))
-        return pages if cls is None else _each_checked(pages, cls, name, label)
+        if cls is None:
+            return _usage_rows(pages, name, label)
+        return _each_checked(pages, cls, name, label)
 
     return read
+
+
+def _usage_rows(rows: Any, name: str, label: str) -> Any:
+    """``rows`` (``case_usage``'s), each a :class:`~evalkit.storage.values.CaseUsage`, refused as
+    the store's failure when it is not a row evalkit can sum (:func:`~evalkit.storage.returned.usage_row_problem`):
+    a row of three values or a count that is text ended ``evalkit run`` in an internal error, a
+    negative, huge or NaN count was summed into the run's spend and its limits."""
+    from .returned import usage_row_problem
+    from .values import CaseUsage
+
+    for index, row in enumerate(rows):
+        if (problem := usage_row_problem(row)) is not None:
+            raise _refused(label, f"{name}() gave, as its row {index}, {problem}")
+        yield CaseUsage.of(row)
 
 
 def _each_checked(values: Any, cls: type, name: str, label: str) -> Any:

@@ -294,7 +294,9 @@ class RunSpending(Protocol):
         it errored, the generator requests that got a reply and the requests it sent, a failed one
         included (``None`` each: not stored, an older case): a :class:`CaseUsage`, or a plain tuple
         of its first four to six fields (a store written before a field yields fewer; they read as
-        not stored)."""
+        not stored). Each count is ``None`` or a whole number from 0 below 2**63; a third-party
+        store's row that breaks this is refused as its failure where it is read
+        (:func:`evalkit.storage.returned.usage_row_problem`)."""
         ...
 
 

@@ -7,7 +7,11 @@ then reads field by field: a ``recent_runs`` that returned ``[{}]``, or a ``Run`
 :func:`value_problem` reads such a value against the attrs class it must be, field by field and
 into the values it holds (a run's cases, their checks), by the class's own annotations, and says
 the first field that is not what it declares; :class:`~evalkit.storage.plugin_store.PluginStore`
-refuses it as the store's failure. Stands below the adapter, imports nothing of it.
+refuses it as the store's failure. A ``case_usage`` row (:class:`~evalkit.storage.values.CaseUsage`,
+a tuple, so no attrs class to read) is held to its own rule, :func:`usage_row_problem`: a row of
+three values, a count that is text or ``-1`` or ``10**30``, a token count that is a NaN ended
+``evalkit run`` in an internal error, or was summed into the run's spend. Stands below the
+adapter, imports nothing of it.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from typing import Any
 
 import attrs
 
+from ..answers import USAGE_FIELDS, Usage, token_count_problem
 from ..shapes import short_repr
 from .stored_checks import LATEST_TIME
+from .values import CaseUsage
 
-__all__ = ["value_problem"]
+__all__ = ["usage_row_problem", "value_problem"]
 
 #: A check of one value: ``None`` when it is what it must be, else ``(where, value, wanted)`` —
 #: the field path inside it (``""``: the value itself), the value found there, what it must be.
@@ -154,3 +160,48 @@ def _record(cls: type) -> _Checker:
         return None
 
     return check
+
+
+#: How many values a ``case_usage`` row given as a plain tuple holds: the first four fields of
+#: :class:`~evalkit.storage.values.CaseUsage` at least (a store written before ``requests`` and
+#: ``requests_sent`` gives fewer), all six at most.
+_USAGE_ROW_SIZES = range(4, 7)
+
+
+def usage_row_problem(row: Any) -> str | None:
+    """``None`` when ``row`` is a ``case_usage`` row evalkit can sum (:class:`~evalkit.storage.values.CaseUsage`,
+    or a tuple of its first four to six fields): its ``usage`` ``None`` or a
+    :class:`~evalkit.answers.Usage`, its ``judge_usage`` a tuple of them, each token count ``None``
+    or a whole number from 0 below 2**63 (what a store keeps, the rule of a count an endpoint
+    reports); its ``answer_source`` text or ``None``, ``errored`` true or false, ``requests`` and
+    ``requests_sent`` ``None`` or such a whole number. Else what is wrong, the value shown as a
+    reported count is (:func:`evalkit.answers.token_count_problem`: a text cut, a huge number by its
+    size, escapes written out), as ``requests '3', not a whole number from 0 below 2**63``."""
+    if not isinstance(row, tuple) or (not isinstance(row, CaseUsage) and len(row) not in _USAGE_ROW_SIZES):
+        shown = f"{type(row).__name__} {short_repr(row)}"
+        return f"{shown}, not a CaseUsage or a tuple of {_USAGE_ROW_SIZES[0]} to {_USAGE_ROW_SIZES[-1]} values"
+    fields = CaseUsage(*row) if not isinstance(row, CaseUsage) else row
+
+    def usage_problem(name: str, usage: Any) -> str | None:
+        if not isinstance(usage, Usage):
+            return f"{name} is {type(usage).__name__} {short_repr(usage)}, not an evalkit Usage"
+        for field, count in zip(USAGE_FIELDS, usage.counts(), strict=True):
+            if (problem := token_count_problem(f"{name}.{field}", count)) is not None:
+                return problem
+        return None
+
+    if fields.usage is not None and (problem := usage_problem("usage", fields.usage)) is not None:
+        return problem
+    if not isinstance(fields.judge_usage, tuple):
+        return f"judge_usage is {type(fields.judge_usage).__name__} {short_repr(fields.judge_usage)}, not a tuple of evalkit Usages"
+    for index, call in enumerate(fields.judge_usage):
+        if (problem := usage_problem(f"judge_usage[{index}]", call)) is not None:
+            return problem
+    if fields.answer_source is not None and not isinstance(fields.answer_source, str):
+        return f"answer_source is {type(fields.answer_source).__name__} {short_repr(fields.answer_source)}, not text or None"
+    if type(fields.errored) is not bool:
+        return f"errored is {type(fields.errored).__name__} {short_repr(fields.errored)}, not true or false"
+    for name in ("requests", "requests_sent"):
+        if (problem := token_count_problem(name, getattr(fields, name))) is not None:
+            return problem
+    return None

@@ -699,12 +699,18 @@ class PromptAnswering:
         the run's cases stored whole (not errored), which a resume does not ask again."""
         extras = self.live.extras
         guard = extras.guard if extras is not None else None
-        if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
+        # whatever the cases stored make the status: a resume stopped before it asked the stored
+        # errored case again (or a repeated case cut short last) leaves every case stored, one
+        # errored — ``incomplete``, where the note and its resume line were left out
+        if guard is None or guard.stopped is None or status is RunStatus.COMPLETE:
             return status, None
         answered = spend.asked + spend.from_cache + spend.reused
         limit = budget_args(guard, spend, header.case_count, self.repeats, whole)
         self.live.resume_limits = limit
-        where, run_part = f"after {answered} of {counted(header.case_count, 'case')}", ""
+        # the cases stored whole: a stored errored case (asked again on resume) is not one — "after 2
+        # of 2 cases" beside "resume it with" said of a run whose second case had errored
+        done = whole if whole is not None else answered
+        where, run_part = f"after {done} of {counted(header.case_count, 'case')}", ""
         budget = f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else ""
         shard = self.live.shard
         if shard is not None:

@@ -332,6 +332,49 @@ class _LosingCursor:
         return next(self.rows)
 
 
+class SpendingStore(PagingStore):
+    """A results store (``outsiderspending:///path.db``: SQLite underneath, as :class:`PagingStore`)
+    offering ``RunSpending``, whose ``case_usage`` yields, after its first stored case's row, the
+    row ``$OUTSIDER_USAGE`` names (:data:`USAGE_ROWS`: a row of three or seven values, a count that
+    is text, a NaN, negative or huge token count, a bool for a count, …). Each ended ``evalkit run``
+    in an internal error (exit 3, "an evalkit bug"). Unset: the rows as SQLite's."""
+
+    def case_usage(self, run_id):
+        """The stored rows, the first followed by the hostile one ``$OUTSIDER_USAGE`` names."""
+        import os
+
+        rows = list(self.sql.case_usage(run_id))
+        kind = os.environ.get("OUTSIDER_USAGE")
+        if kind is None or not rows:
+            return iter(rows)
+        return iter([rows[0], USAGE_ROWS[kind]()])
+
+
+def _usage(**counts):
+    from evalkit.answers import Usage
+
+    return Usage(**counts)
+
+
+#: The rows :class:`SpendingStore` yields, by ``$OUTSIDER_USAGE``.
+USAGE_ROWS = {
+    "short": lambda: (None, (), None),
+    "long": lambda: (None, (), None, False, 1, 1, "extra"),
+    "dict": lambda: {"usage": None},
+    "text_count": lambda: (None, (), None, False, "3", 1),
+    "bool_count": lambda: (None, (), None, False, 1, True),
+    "negative_count": lambda: (None, (), None, False, -1, 1),
+    "huge_count": lambda: (None, (), None, False, 1, 10**30),
+    "nan_tokens": lambda: (_usage(input_tokens=float("nan"), output_tokens=1, total_tokens=1), (), None, False, 1, 1),
+    "negative_tokens": lambda: (_usage(input_tokens=-5, output_tokens=1, total_tokens=1), (), None, False, 1, 1),
+    "huge_tokens": lambda: (_usage(input_tokens=10**40, output_tokens=1, total_tokens=1), (), None, False, 1, 1),
+    "usage_dict": lambda: ({"prompt_tokens": 3}, (), None, False, 1, 1),
+    "judge_usage": lambda: (None, ("x\x1b[2J\nevalkit: ok",), None, False, 1, 1),
+    "errored_text": lambda: (None, (), None, "no", 1, 1),
+    "source": lambda: (None, (), 7, False, 1, 1),
+}
+
+
 class HistoryStore(MisshapenStore):
     """A results store (``outsiderhistory://…``) that lists runs (``recent_runs``), handing back
     what ``$OUTSIDER_RECENT`` names: ``dict`` a run's record as ``{}``, ``typed`` a ``Run`` whose
