@@ -240,3 +240,46 @@ def test_list_deployments_says_which_deployments_cannot_run_without_importing_a_
     ) in off.stderr
     assert not marker.exists()
 
+
+def test_validate_says_which_deployments_cannot_run_as_list_deployments_does(evalkit_cli, project, plugin_dists, tmp_path) -> None:
+    # `evalkit validate` checked set files and installed sets and said nothing of deployments: a
+    # configuration whose deployment could never run passed the pre-commit check.
+    write(project, UNRUNNABLE)
+    marker = tmp_path / "imported"
+    env = {"PYTHONPATH": plugin_dists("evalkit-unfound-plugins"), "EVALKIT_UNFOUND_MARKER": str(marker)}
+    checked = evalkit_cli("validate", env=env)
+    assert checked.code == 2, checked.stdout + checked.stderr
+    for reason in CANNOT_RUN.values():
+        assert reason in checked.stderr.splitlines()
+    assert 'ok  deployment "fine" (runs retriever "unfound.imported")' in checked.stdout
+    assert 'ok  deployment "demo" (runs retriever "evalkit.lexical")' in checked.stdout
+    document = evalkit_cli("validate", "--json", env=env)
+    assert document.code == 2
+    found = [problem for problem in document.json()["problems"] if "deployment" in problem]
+    assert found == [{"deployment": name, "reason": CANNOT_RUN[name]} for name in ("opts", "prod", "typo")]
+    assert not marker.exists(), "a retriever's module was imported"
+    # a deployment that can run is one line more of what was checked
+    write(project, '[deployments.prod]\nretriever = "evalkit.lexical"\n')
+    fine = evalkit_cli("validate")
+    assert fine.code == 0, fine.stderr
+    assert 'ok  deployment "prod" (runs retriever "evalkit.lexical")' in fine.stdout
+
+
+def test_validate_still_checks_the_configured_deployments_when_a_provider_cannot_say_its_own(
+    evalkit_cli, project, monkeypatch
+) -> None:
+    # a question-set provider whose default_deployments() raises is one problem; the
+    # configuration's deployments are checked all the same
+    import evalkit_set_stdlib
+
+    def broken(self):
+        raise RuntimeError("no deployments today")
+
+    monkeypatch.setattr(evalkit_set_stdlib.StdlibQuestionSets, "default_deployments", broken)
+    write(project, '[deployments.prod]\nretriever = "evalkit.lexicl"\n')
+    document = evalkit_cli("validate", "--json")
+    assert document.code == 2
+    found = [problem for problem in document.json()["problems"] if "deployment" in problem]
+    assert [problem["deployment"] for problem in found] == [None, "prod"], found
+    assert "raised RuntimeError in default_deployments(): no deployments today" in found[0]["reason"]
+    assert found[1]["reason"] == 'deployment "prod" runs retriever "evalkit.lexicl", which is no installed retriever. Did you mean "evalkit.lexical"?'
