@@ -1,4 +1,4 @@
-"""Checking set files and installed sets without running them (``evalkit validate``)."""
+"""Checking set files, installed sets and deployments without running them (``evalkit validate``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from .config import Config
-from .errors import SetValidationError
+from .errors import PluginError, SetValidationError
 from .project_files import ProjectBoundary
 from .setfiles import (
     SUFFIXES,
@@ -26,9 +26,9 @@ from .setfiles import (
     set_files_and_unreadable_under,
 )
 from .shapes import bounded_problem, bounded_problems
-from .wording import counted, path_named
+from .wording import counted, path_named, quoted
 
-__all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
+__all__ = ["DeploymentProblem", "SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
 #: The entry point of the provider that reads the configured set files (``[sets] paths``).
 FILES_PROVIDER = "evalkit.files"
@@ -51,11 +51,28 @@ class SetProblem:
 
 
 @attrs.frozen
+class DeploymentProblem:
+    """Why a deployment cannot run here (:func:`~evalkit.retrieval.deployments.deployment_problems`,
+    a sentence naming it), or why the deployments a question-set provider ships could not be read
+    (``deployment`` ``None``); the reason cut as a :class:`SetProblem`'s is."""
+
+    deployment: str | None
+    reason: str = attrs.field(converter=bounded_problem)
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def as_dict(self) -> dict[str, object]:
+        """The machine-readable form."""
+        return {"deployment": self.deployment, "reason": self.reason}
+
+
+@attrs.frozen
 class ValidationReport:
     """What was checked (one line each) and every problem found."""
 
     checked: tuple[str, ...] = ()
-    problems: tuple[FileProblem | SetProblem, ...] = ()
+    problems: tuple[FileProblem | SetProblem | DeploymentProblem, ...] = ()
     #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run), and files passed
     #: over as no set file (:class:`~evalkit.setfiles.SkippedFile`).
     skipped: tuple[SkippedPrompt | SkippedFile, ...] = ()
@@ -99,10 +116,15 @@ def _describe(item: Any) -> str:
 
 
 def _installed(
-    config: Config, kinds: dict[str, Any], wanted: Iterable[str] | None, on_check: Callable[[Any], None] | None = None
+    config: Config,
+    kinds: dict[str, Any],
+    wanted: Iterable[str] | None,
+    on_check: Callable[[Any], None] | None = None,
+    questions: Any = None,
 ) -> tuple[list[str], list[Any], set[str], SetFileError | None]:
     """Kernel validation of installed sets (all, or the ``wanted`` identifiers); ``on_check`` hears
-    how far the check of each prompt set has come (see :func:`check_everything`).
+    how far the check of each prompt set has come (see :func:`check_everything`); ``questions``:
+    the question-set catalog when the caller has read it already (each provider is asked once).
 
     Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
     """
@@ -119,7 +141,7 @@ def _installed(
     want = set(wanted) if wanted is not None else None
     for catalog, rules in (
         (prompt_set_catalog(config=config), lambda s: prompt_set_problems(s, kinds, on_check)),
-        (question_set_catalog(config=config), question_set_problems),
+        (questions if questions is not None else question_set_catalog(config=config), question_set_problems),
         (calibration_set_catalog(config=config), calibration_set_problems),
     ):
         for failure in catalog.failures:
@@ -185,14 +207,46 @@ def _clashes_with_installed(loaded: SetFiles, config: Config) -> list[SetProblem
     return problems
 
 
+def _deployments(config: Config, questions: Any) -> tuple[list[str], list[DeploymentProblem]]:
+    """Every deployment the configuration and the question-set providers of ``questions`` (a
+    catalog) define: one line for each that can run as far as can be told without importing its
+    retriever, a problem for each that cannot — the check ``evalkit list deployments`` makes
+    (:func:`~evalkit.retrieval.deployments.deployment_problems`). A provider whose
+    ``default_deployments()`` fails is a problem, and the configuration's deployments are still checked."""
+    from .retrieval.deployments import deployment_problems, known_deployments
+
+    problems: list[DeploymentProblem] = []
+    try:
+        deployments = known_deployments(config, questions.sets.values())
+    except PluginError as exc:
+        problems.append(DeploymentProblem(None, str(exc)))
+        deployments = known_deployments(config)
+    cannot = deployment_problems(deployments)
+    checked = []
+    for name, choice in sorted(deployments.items()):
+        if name in cannot:
+            problems += (DeploymentProblem(name, reason) for reason in cannot[name])
+        elif choice.retriever is None:
+            checked.append(f"deployment {quoted(name)} (names no retriever: `evalkit retrieval` is given one)")
+        else:
+            checked.append(f"deployment {quoted(name)} (runs retriever {quoted(choice.retriever)})")
+    return checked, problems
+
+
 def check_everything(config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
-    """Every configured set file and every installed set. ``on_check`` hears how far the check of
-    each installed prompt set has come (a :class:`~evalkit.validation.CheckProgress`: see
-    :func:`~evalkit.validation.survey_prompt_set`'s ``progress``)."""
+    """Every configured set file, every installed set and every deployment (:func:`_deployments`).
+    ``on_check`` hears how far the check of each installed prompt set has come (a
+    :class:`~evalkit.validation.CheckProgress`: see :func:`~evalkit.validation.survey_prompt_set`'s ``progress``)."""
+    from .catalog import question_set_catalog
+
     kinds = _kinds()
     loaded = load_configured_sets(config, kinds)
-    checked, problems, _, _ = _installed(config, kinds, None, on_check)
-    return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems), loaded.skipped)
+    questions = question_set_catalog(config=config)
+    checked, problems, _, _ = _installed(config, kinds, None, on_check, questions)
+    deployments, refused = _deployments(config, questions)
+    return ValidationReport(
+        tuple(_file_lines(loaded, config.root) + checked + deployments), (*loaded.problems, *problems, *refused), loaded.skipped
+    )
 
 
 def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:

@@ -19,7 +19,10 @@ def test_list_deployments_shows_retriever_and_origin_and_merges_per_retriever(ev
         '[deployments.multi.retrievers."a.one"]\n[deployments.multi.retrievers."a.two"]\n',
     )
     listed = evalkit_cli("list", "deployments", "--json")
-    assert listed.code == 0, listed.stderr
+    # "acme.vector" is installed nowhere here: the deployment that runs it cannot run (exit 2); the
+    # one naming none is no problem (RETRIEVER is given when it runs)
+    assert listed.code == 2, listed.stderr
+    assert listed.json()["problems"] == ['deployment "demo" runs retriever "acme.vector", which is no installed retriever.']
     rows = {row["name"]: row for row in listed.json()["deployments"]}
     demo = rows["demo"]
     assert demo["retriever"] == "acme.vector"
@@ -33,7 +36,7 @@ def test_list_deployments_shows_retriever_and_origin_and_merges_per_retriever(ev
     assert rows["prod"]["retriever"] == "evalkit.lexical" and rows["prod"]["retrievers"] == {}
     assert rows["multi"]["retriever"] is None
     table = evalkit_cli("list", "deployments")
-    assert table.code == 0 and "(none named: give RETRIEVER)" in table.stdout and "acme.vector" in table.stdout
+    assert table.code == 2 and "(none named: give RETRIEVER)" in table.stdout and "acme.vector" in table.stdout
 
 
 def test_a_merged_deployment_still_runs_the_providers_retriever_when_named(evalkit_cli, project, tmp_path) -> None:
@@ -79,7 +82,7 @@ def test_a_place_holding_a_plus_is_one_place_a_deployment_was_defined_in(evalkit
         '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n',
     )
     listed = evalkit_cli("list", "deployments", "--json", cwd=folder)
-    assert listed.code == 0, listed.stderr
+    assert listed.json()["problems"] == ['deployment "demo" runs retriever "acme.vector", which is no installed retriever.']
     demo = next(row for row in listed.json()["deployments"] if row["name"] == "demo")
     configured, provided = demo["defined_in"]
     assert configured == f'configuration "{folder / "evalkit.toml"}"'
@@ -140,7 +143,8 @@ def test_an_unquoted_table_beside_another_retriever_is_said_as_options_not_as_wh
     listed = evalkit_cli("list", "deployments")
     assert listed.code == 2, listed.stderr
     assert 'deployment "p" has options for retriever "evalkit", which is no installed retriever' in listed.stderr
-    assert "runs retriever" not in listed.stderr, listed.stderr
+    assert 'runs retriever "evalkit"' not in listed.stderr, listed.stderr
+    assert 'deployment "p" runs retriever "other", which is no installed retriever' in listed.stderr
     assert 'quote an id with dots in the table name: [deployments.p.retrievers."evalkit.lexical"]' in listed.stderr
     ran = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "p")
     assert ran.code == 2 and 'Unknown retriever "other"' in ran.stderr, ran.stderr
@@ -167,7 +171,8 @@ def test_list_deployments_shows_an_unquoted_dotted_retriever_table_as_written(ev
     for text in ('[deployments.a.retrievers.outr.x]\nk = 1\n', '[deployments.a]\nretrievers.outr.x.k = 1\n'):
         write(project, text)
         listed = evalkit_cli("list", "deployments", "--json")
-        assert listed.code == 0, listed.stderr
+        # no installed retriever is "outr" (nor was meant as "outr.x"): one problem, its retriever's
+        assert listed.json()["problems"] == ['deployment "a" runs retriever "outr", which is no installed retriever.']
         row = next(row for row in listed.json()["deployments"] if row["name"] == "a")
         assert row["read_as_tables"] == {"outr": ["outr.x"]}
         table = evalkit_cli("list", "deployments", env={"COLUMNS": "400"})
@@ -182,3 +187,99 @@ def test_list_deployments_shows_an_unquoted_dotted_retriever_table_as_written(ev
     write(project, '[deployments.ok.retrievers."evalkit.lexical"]\ncorpus = "c"\n[deployments.ok.retrievers."evalkit.lexical".extra]\nk = 1\n')
     fine = evalkit_cli("list", "deployments", "--json")
     assert fine.code == 0 and all(row["read_as_tables"] == {} for row in fine.json()["deployments"])
+
+
+#: Deployments of the test distribution evalkit-unfound-plugins' retrievers: two whose module is
+#: not found, a misspelt id, and one found in a package that raises (and leaves a marker) at import.
+UNRUNNABLE = (
+    '[deployments.prod]\nretriever = "ghost"\n\n'
+    '[deployments.typo]\nretriever = "unfound.namespacd"\n\n'
+    '[deployments.opts.retrievers."unfound.namespace_missing"]\nx = 1\n\n'
+    '[deployments.fine]\nretriever = "unfound.imported"\n'
+)
+#: What `evalkit list deployments` and `evalkit validate` say of them.
+CANNOT_RUN = {
+    "opts": 'deployment "opts" runs retriever "unfound.namespace_missing" (evalkit-unfound-plugins 0.1.0), which cannot '
+    'be loaded: module "evalkit_unfound_ns.absent" not found',
+    "prod": 'deployment "prod" runs retriever "ghost" (evalkit-unfound-plugins 0.1.0), which cannot be loaded: '
+    'module "no_such_module.sub" not found (there is no "no_such_module")',
+    "typo": 'deployment "typo" runs retriever "unfound.namespacd", which is no installed retriever. Did you mean "unfound.namespaced"?',
+}
+
+
+def test_list_deployments_says_which_deployments_cannot_run_without_importing_a_retriever(
+    evalkit_cli, project, plugin_dists, tmp_path
+) -> None:
+    # `retriever = "ghost"` (an entry point whose module is not installed) was listed `prod │ ghost`,
+    # exit 0, where `evalkit list` marks that entry point and exits 2; so was a misspelt id.
+    write(project, UNRUNNABLE)
+    marker = tmp_path / "imported"
+    env = {"PYTHONPATH": plugin_dists("evalkit-unfound-plugins"), "EVALKIT_UNFOUND_MARKER": str(marker), "COLUMNS": "400"}
+    listed = evalkit_cli("list", "deployments", env=env)
+    assert listed.code == 2, listed.stderr
+    assert [line for line in listed.stderr.splitlines() if line.startswith("error:")] == [
+        f"error: {CANNOT_RUN[name]}" for name in ("opts", "prod", "typo")
+    ]
+    lines = listed.stdout.splitlines()
+    below = {line.split()[0]: lines[at + 1] for at, line in enumerate(lines[:-1]) if line.split()[0] in (*CANNOT_RUN, "fine")}
+    assert {name: shown.startswith("(error: see below)") for name, shown in below.items()} == {
+        "fine": False, "opts": True, "prod": True, "typo": True,
+    }, lines  # fmt: skip
+    document = evalkit_cli("list", "deployments", "--json", env=env)
+    assert document.code == 2
+    rows = {row["name"]: row["problems"] for row in document.json()["deployments"]}
+    assert rows == {"demo": [], "fine": [], **{name: [reason] for name, reason in CANNOT_RUN.items()}}
+    assert document.json()["problems"] == [CANNOT_RUN[name] for name in ("opts", "prod", "typo")]
+    assert not marker.exists(), "a retriever's module was imported"
+    # switched off, the retriever a deployment runs is none it can run, and the listing says why
+    off = evalkit_cli("list", "deployments", env={**env, "EVALKIT_DISABLE_PLUGINS": "unfound.imported"})
+    assert off.code == 2
+    assert (
+        'error: deployment "fine" runs retriever "unfound.imported": EVALKIT_DISABLE_PLUGINS switches it off '
+        '("unfound.imported" of evalkit-unfound-plugins 0.1.0); take it out of EVALKIT_DISABLE_PLUGINS to use it.'
+    ) in off.stderr
+    assert not marker.exists()
+
+
+def test_validate_says_which_deployments_cannot_run_as_list_deployments_does(evalkit_cli, project, plugin_dists, tmp_path) -> None:
+    # `evalkit validate` checked set files and installed sets and said nothing of deployments: a
+    # configuration whose deployment could never run passed the pre-commit check.
+    write(project, UNRUNNABLE)
+    marker = tmp_path / "imported"
+    env = {"PYTHONPATH": plugin_dists("evalkit-unfound-plugins"), "EVALKIT_UNFOUND_MARKER": str(marker)}
+    checked = evalkit_cli("validate", env=env)
+    assert checked.code == 2, checked.stdout + checked.stderr
+    for reason in CANNOT_RUN.values():
+        assert reason in checked.stderr.splitlines()
+    assert 'ok  deployment "fine" (runs retriever "unfound.imported")' in checked.stdout
+    assert 'ok  deployment "demo" (runs retriever "evalkit.lexical")' in checked.stdout
+    document = evalkit_cli("validate", "--json", env=env)
+    assert document.code == 2
+    found = [problem for problem in document.json()["problems"] if "deployment" in problem]
+    assert found == [{"deployment": name, "reason": CANNOT_RUN[name]} for name in ("opts", "prod", "typo")]
+    assert not marker.exists(), "a retriever's module was imported"
+    # a deployment that can run is one line more of what was checked
+    write(project, '[deployments.prod]\nretriever = "evalkit.lexical"\n')
+    fine = evalkit_cli("validate")
+    assert fine.code == 0, fine.stderr
+    assert 'ok  deployment "prod" (runs retriever "evalkit.lexical")' in fine.stdout
+
+
+def test_validate_still_checks_the_configured_deployments_when_a_provider_cannot_say_its_own(
+    evalkit_cli, project, monkeypatch
+) -> None:
+    # a question-set provider whose default_deployments() raises is one problem; the
+    # configuration's deployments are checked all the same
+    import evalkit_set_stdlib
+
+    def broken(self):
+        raise RuntimeError("no deployments today")
+
+    monkeypatch.setattr(evalkit_set_stdlib.StdlibQuestionSets, "default_deployments", broken)
+    write(project, '[deployments.prod]\nretriever = "evalkit.lexicl"\n')
+    document = evalkit_cli("validate", "--json")
+    assert document.code == 2
+    found = [problem for problem in document.json()["problems"] if "deployment" in problem]
+    assert [problem["deployment"] for problem in found] == [None, "prod"], found
+    assert "raised RuntimeError in default_deployments(): no deployments today" in found[0]["reason"]
+    assert found[1]["reason"] == 'deployment "prod" runs retriever "evalkit.lexicl", which is no installed retriever. Did you mean "evalkit.lexical"?'

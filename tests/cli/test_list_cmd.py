@@ -163,6 +163,7 @@ def test_an_entry_point_whose_module_is_not_found_is_marked_without_importing_an
         "ghost": 'module "no_such_module.sub" not found (there is no "no_such_module")',
         "unfound.namespaced": None, "unfound.namespace_missing": 'module "evalkit_unfound_ns.absent" not found',
         "unfound.present": None, "unfound.missing": 'module "evalkit_unfound_plugins.missing" not found', "unfound.nested": None,
+        "unfound.imported": None,
     }  # fmt: skip
     assert all(row["unloadable"] is None for row in document.json() if row["distribution"] != "evalkit-unfound-plugins")
     assert not marker.exists()

@@ -28,7 +28,9 @@ WHAT = ("plugins", "sets", "questions", "deployments")
         "named on stderr, exit 2. `evalkit list sets` loads the golden prompt set providers "
         "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
         "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
-        "retrieval deployment, the retriever it runs and where it was defined."
+        "retrieval deployment, the retriever it runs and where it was defined, and names on stderr, exit 2, each that "
+        "cannot run here, told without importing any retriever: no installed retriever has its id (with \"did you mean\"), "
+        "EVALKIT_DISABLE_PLUGINS switches it off, or its module is not found (as `evalkit list` marks it)."
     ),
 )
 @click.argument(
@@ -51,8 +53,9 @@ def command(**params: Any) -> Arguments:
 
 
 def handle(args: Arguments) -> int:
-    """List, and return 2 when a provider failed, two sets clash, or a plugin cannot be loaded
-    (an entry point refused, one whose module is not found; everything else is still shown)."""
+    """List, and return 2 when a provider failed, two sets clash, a plugin cannot be loaded (an
+    entry point refused, one whose module is not found), or a deployment cannot run
+    (:func:`evalkit.retrieval.deployments.deployment_problems`); everything else is still shown."""
     if args.what == "plugins":
         return _plugins(args)
     if args.options:
@@ -278,11 +281,12 @@ def _as_written(row: dict) -> Callable[[str], str]:
 
 
 def _deployments(args: Arguments) -> int:
-    """Every deployment (configuration and question-set providers), its retriever and its origin."""
+    """Every deployment (configuration and question-set providers), its retriever and its origin;
+    each that cannot run here is marked, and named on stderr (exit 2)."""
     from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
-    from ..retrieval.deployments import known_deployments, read_as_tables, unquoted_retriever
+    from ..retrieval.deployments import RETRIEVERS, deployment_problems, known_deployments, read_as_tables
     from .console import console
     from .json_output import print_json
 
@@ -290,16 +294,17 @@ def _deployments(args: Arguments) -> int:
     catalog = question_set_catalog(config=config)
     problems = [f.named() for f in catalog.failures]
     deployments = known_deployments(config, catalog.sets.values())
-    installed = {record.name for record in registry.enabled("evalkit.retrievers")}
+    # why a deployment cannot run here, told without importing its retriever (no retriever
+    # installed by that id, one whose module is not found): `evalkit validate` says the same
+    cannot = deployment_problems(deployments)
+    installed = {record.name for record in registry.enabled(RETRIEVERS)}
     rows = []
     for name, choice in sorted(deployments.items()):
         # a retriever TOML read from an unquoted dotted table ([deployments.a.retrievers.outr.x]
-        # is a retriever "outr" holding a table "x"): what was written is shown beside it, and an
-        # installed retriever it was meant as refuses the configuration, as running it would
+        # is a retriever "outr" holding a table "x"): what was written is shown beside it (an
+        # installed retriever it was meant as is among the deployment's problems)
         unquoted = {rid: meant for rid in choice.retrievers if rid not in installed and (meant := read_as_tables(choice, rid))}
-        for rid in unquoted:
-            if (refusal := unquoted_retriever(choice, rid, installed)) is not None:
-                problems.append(refusal)
+        problems += cannot.get(name, [])
         rows.append(
             {
                 "name": name,
@@ -310,6 +315,7 @@ def _deployments(args: Arguments) -> int:
                 "retrievers": {rid: entry.source for rid, entry in choice.retrievers.items()},
                 "read_as_tables": unquoted,
                 "defined_in": list(choice.sources),
+                "problems": cannot.get(name, []),
             }
         )
     if args.json:
@@ -323,8 +329,11 @@ def _deployments(args: Arguments) -> int:
         for column in ("Deployment", "Retriever", "Options for", "Defined in"):
             table.add_column(column, overflow="fold")
         for row in rows:
+            named = row["name"] if row["usable"] else out.text("{}\n(unusable: {})", unusable_name(row["name"]), row["unusable"])
+            if row["problems"]:
+                named = out.text("{}\n({}: see below)", named, "error" if len(row["problems"]) == 1 else "errors")
             table.add_row(
-                row["name"] if row["usable"] else out.text("{}\n(unusable: {})", unusable_name(row["name"]), row["unusable"]),
+                named,
                 row["retriever"] or "(none named: give RETRIEVER)",
                 out.text(", ".join("{}" for _ in row["retrievers"]), *map(_as_written(row), row["retrievers"])) if row["retrievers"] else "-",
                 out.text("\n".join("{}" for _ in row["defined_in"]), *row["defined_in"]),
