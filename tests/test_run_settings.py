@@ -160,7 +160,7 @@ def test_each_keyword_the_command_line_gives_is_fed_by_a_parameter_the_command_d
     assert command_problems(Misnamed, command, parameters) == [
         f'Misnamed.label is fed by the parameter "label-text", which `evalkit {command}` does not declare.'
         ' Did you mean "label"?',
-        'Misnamed.concurrency names the conversion "threads", which is none of evalkit.cli.run_keywords\'.',
+        'Misnamed.concurrency names the conversion "threads", which evalkit.cli.run_keywords.CONVERSIONS does not hold.',
     ]
 
 

@@ -193,7 +193,7 @@ def command_problems(declaration: type, command: str, parameters: Iterable[str])
                 f"{did_you_mean(option, declared)}"
             )
         if conversion is not None and conversion != CALLBACK and conversion not in CONVERSIONS:
-            problems.append(f"{named} names the conversion {quoted(conversion)}, which is none of evalkit.cli.run_keywords'.")
+            problems.append(f"{named} names the conversion {quoted(conversion)}, which evalkit.cli.run_keywords.CONVERSIONS does not hold.")
     return problems
 
 
