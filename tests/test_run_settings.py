@@ -124,3 +124,114 @@ def test_the_command_line_gives_every_keyword_not_declared_library_only(
     assert done.code == 2 and "captured" in done.stderr, done.stderr
     declared = {field.name for field in attrs.fields(declaration) if not field.metadata["library_only"]}
     assert set(received) == declared
+
+
+#: Each command line: its words, its click command's module and the declaration it reads.
+COMMANDS = {
+    "run": (("run", "evalkit.smoke"), "evalkit.cli.run_cmd", "PromptRunSettings", "evaluate_set"),
+    "retrieval": (
+        ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"), "evalkit.cli.retrieval_cmd",
+        "RetrievalRunSettings", "evaluate_retrieval",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_each_keyword_the_command_line_gives_is_fed_by_a_parameter_the_command_declares(command: str) -> None:
+    """Every field of the declaration the command line gives names a click parameter of the command
+    (as click names it) and a conversion the command line has: an option renamed on one side only —
+    ``option="wait-ready"`` for click's ``wait_ready`` — is refused here, naming the field and the
+    parameter it is close to."""
+    import importlib
+
+    from evalkit.cli.run_keywords import command_problems
+    from evalkit.run import settings
+
+    _, module, declaration_name, _ = COMMANDS[command]
+    declaration = getattr(settings, declaration_name)
+    parameters = [param.name for param in importlib.import_module(module).command.params]
+    assert command_problems(declaration, command, parameters) == []
+
+    @attrs.frozen(kw_only=True)
+    class Misnamed(declaration):  # type: ignore[valid-type,misc]
+        label: str | None = settings.setting(None, "a label kept with the run", option="label-text")
+        concurrency: int | None = settings.setting(None, "in flight at once", option="concurrency", conversion="threads")
+
+    assert command_problems(Misnamed, command, parameters) == [
+        f'Misnamed.label is fed by the parameter "label-text", which `evalkit {command}` does not declare.'
+        ' Did you mean "label"?',
+        'Misnamed.concurrency names the conversion "threads", which evalkit.cli.run_keywords.CONVERSIONS does not hold.',
+    ]
+
+
+def test_a_keyword_declared_with_neither_an_option_nor_library_only_is_refused() -> None:
+    """A field that says neither how the command line gives it nor that it is library-only was a
+    keyword the command line silently never gave; one that says both contradicts itself."""
+    from evalkit.run import settings
+
+    @attrs.frozen(kw_only=True)
+    class Undecided(settings.RetrievalRunSettings):
+        tone: str | None = settings.setting(None, "a tone")
+        colour: str | None = settings.setting(None, "a colour", option="colour", library_only="built in code")
+
+    assert settings.command_line_problems(Undecided) == [
+        "Undecided.tone says neither the option or conversion the command line gives it by, nor library_only",
+        "Undecided.colour says both how the command line gives it and that it is library-only",
+    ]
+    assert settings.command_line_problems(settings.PromptRunSettings) == []
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_keyword_declared_with_an_option_reaches_the_library_call_with_no_edit_of_the_command(
+    command: str, cli: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A setting added to the declaration with the ``option`` that feeds it (and that option added
+    to the command) reaches the library call as given, with its conversion: the commands read their
+    keywords from the declaration, they do not pass each by hand."""
+    import importlib
+
+    import click
+    from evalkit.run import library, settings
+
+    words, module, declaration_name, function = COMMANDS[command]
+    declaration = getattr(settings, declaration_name)
+
+    @attrs.frozen(kw_only=True)
+    class WithTone(declaration):  # type: ignore[valid-type,misc]
+        tone: str | None = settings.setting(None, "the tone of the answers", option="tone")
+        patience: float | str = settings.setting(0.0, "how long to wait", option="wait_ready", conversion="wait_ready")
+
+    monkeypatch.setattr(settings, declaration_name, WithTone)
+    click_command = importlib.import_module(module).command
+    added = [click.Option(["--tone"], metavar="TONE"), *([] if command == "run" else [click.Option(["--wait-ready"])])]
+    monkeypatch.setattr(click_command, "params", [*click_command.params, *added])
+    received: dict[str, object] = {}
+
+    def capture(*leading: object, **keywords: object) -> None:
+        received.update(keywords)
+        raise UsageError("captured")
+
+    monkeypatch.setattr(library, function, capture)
+    done = cli(*words, "--tone", "dry", "--wait-ready", "90s", "--database", "sqlite:///:memory:")
+    assert done.code == 2 and "captured" in done.stderr, done.stderr
+    assert received["tone"] == "dry" and received["patience"] == 90.0
+    assert set(received) == {field.name for field in attrs.fields(WithTone) if not field.metadata["library_only"]}
+
+
+def test_a_command_whose_declaration_names_a_parameter_it_lacks_stops_before_the_library_is_called(
+    cli: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading refuses, as an evalkit bug, a declaration naming a parameter the command does not
+    declare — before anything is asked or stored — instead of calling the library without it."""
+    from evalkit.run import library, settings
+
+    @attrs.frozen(kw_only=True)
+    class Misnamed(settings.PromptRunSettings):
+        tone: str | None = settings.setting(None, "the tone of the answers", option="tone")
+
+    monkeypatch.setattr(settings, "PromptRunSettings", Misnamed)
+    called: list[object] = []
+    monkeypatch.setattr(library, "evaluate_set", lambda *leading, **keywords: called.append(keywords))
+    done = cli("run", "evalkit.smoke", "--database", "sqlite:///:memory:")
+    assert done.code == 3 and not called, done.stderr
+    assert 'Misnamed.tone is fed by the parameter "tone", which `evalkit run` does not declare.' in done.stderr

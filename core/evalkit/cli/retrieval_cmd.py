@@ -125,20 +125,21 @@ def handle(args: Arguments) -> int:
     from ..config import load_config
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from ..run.library import evaluate_retrieval
-    from ..storage import is_in_memory
+    from ..run.settings import RetrievalRunSettings
     from . import ending
     from .common import database_url, run_started
     from .gate_options import gate_of
     from .render import ProgressDisplay
     from .reporting import report_targets
     from .resuming import resume_command, with_resume_command
-    from .run_cmd import placement_options, read_baseline_option
+    from .run_cmd import read_baseline_option
+    from .run_keywords import Reading, library_keywords
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
     if args.retriever is not None:
         registry.find("evalkit.retrievers", args.retriever)
-    tolerances, gate = gate_of(args, config, "retrieval")
+    gating = gate_of(args, config, "retrieval")
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
@@ -148,7 +149,7 @@ def handle(args: Arguments) -> int:
 
         check_exportable(sourced.set.questions, run=args.export_run, qrels=args.export_qrels)
     if args.wait:
-        return _verdict_job(args, sourced, config, database, (tolerances, gate), targets, baseline_file)
+        return _verdict_job(args, sourced, config, database, gating, targets, baseline_file)
     progress = ProgressDisplay(enabled=not args.json)
     words = ("retrieval", args.set, *((args.retriever,) if args.retriever else ()))
 
@@ -160,32 +161,17 @@ def handle(args: Arguments) -> int:
         ending.case_committed()
         progress.advance(case)
 
+    reading = Reading(
+        "retrieval", args, config=config, database=database, gating=gating, baseline_file=baseline_file,
+        scope=_pipeline_scope(args),
+    )  # fmt: skip
     try:
-        outcome = evaluate_retrieval(
-            sourced,
-            args.retriever,
-            deployment=args.deployment,
-            config=config,
-            database=database,
-            tolerances=tolerances,
-            gate=gate,
-            k=args.k,
-            relevance_threshold=args.relevance_threshold,
-            privacy=args.privacy,
-            label=args.label,
-            concurrency=args.concurrency,
-            baseline=args.baseline,
-            baseline_file=baseline_file,
-            fail_on_new_failures=args.fail_on_new_failures,
-            on_start=run_started(started),
-            on_case=case_done,
-            # Not kept in memory: the verdict is counted and paired by the store (the outcome's
-            # detail keeps each question's score and the errored questions' cases).
-            keep_cases=is_in_memory(database),
-            judge_unjudged=args.judge_unjudged,
-            on_prepare=_still_preparing,
-            **placement_options(args, _pipeline_scope(args)),
+        # The cases are not kept in memory (but with a store in memory): the verdict is counted and
+        # paired by the store, the outcome's detail keeps each question's score and the errored cases.
+        keywords = library_keywords(
+            RetrievalRunSettings, reading, on_start=run_started(started), on_case=case_done, on_prepare=_still_preparing
         )
+        outcome = evaluate_retrieval(sourced, args.retriever, **keywords)
     except (
         RunInterrupted,
         RunStoreFailed,

@@ -120,27 +120,6 @@ def command(**params: Any) -> Arguments:
     return arguments(handle, params, collects_garbage_from_run_start=True)
 
 
-def _judge_options(args: Arguments) -> dict[str, Any]:
-    """The judge flags as grader options; refused for a grader that asks no judge (:mod:`.judge_flags`)."""
-    options: dict[str, Any] = {}
-    if args.judge is not None:
-        options["judge"] = args.judge
-    if args.judge_repeats is not None:
-        options["repeats"] = args.judge_repeats
-    if args.allow_self_judge:
-        options["allow_self_judge"] = True
-    if args.judge_temperature is not None:
-        options["temperature"] = args.judge_temperature
-    if not options:
-        return {}
-    from .judge_flags import refuse_judge_flags
-
-    refuse_judge_flags(
-        args.grader, "--judge, --judge-repeats, --judge-temperature and --allow-self-judge", repeats=args.judge_repeats is not None
-    )
-    return {"grader_options": options}
-
-
 class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at run time here)
     """The failed cases as graded in this process, by case id: the table and the reports show their
     check details whatever the privacy level kept in the store.
@@ -172,10 +151,7 @@ def handle(args: Arguments) -> int:
     registry.find("evalkit.graders", args.grader)
     from .gate_options import gate_of
 
-    tolerances, gate = gate_of(args, config)
-    # --repeats, else (None) a continued run's own, else [run] repeats, else 1 (evalkit.evaluate_set):
-    # the lines that continue a run need not say them, whatever [run] repeats says when they are pasted
-    repeats = args.repeats
+    gating = gate_of(args, config)
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
@@ -191,11 +167,10 @@ def handle(args: Arguments) -> int:
             with stored_cases(args, database, outcome.run, notable_only=False) as cases:
                 return ProviderResult(provider, outcome, outcome.run.cases if cases is None else cases)
 
-        gating = (tolerances, gate, repeats)
         return run_each_provider(args, lambda one, collect: run_one(one, sourced, config, database, gating, targets, collect), result_of)
     if args.wait:
-        return _verdict_job(args, golden_set, database, (tolerances, gate), targets, baseline_file)
-    return run_one(args, sourced, config, database, (tolerances, gate, repeats), targets, baseline_file=baseline_file)[0]
+        return _verdict_job(args, golden_set, database, gating, targets, baseline_file)
+    return run_one(args, sourced, config, database, gating, targets, baseline_file=baseline_file)[0]
 
 
 def run_one(
@@ -204,12 +179,16 @@ def run_one(
 ) -> tuple[int, Any]:
     """Run the set of catalog entry ``sourced`` for ``args.provider``, print its outcome (or, with
     ``collect``, keep its ``--json`` document there instead of printing it) and deliver its
-    reports; the exit code and the outcome. ``gating``: the tolerances, the gate's settings and the repeats given (``None``: see :func:`evalkit.evaluate_set`); ``baseline_file``:
-    the baseline ``--baseline-file`` names."""
+    reports; the exit code and the outcome. ``gating``: the tolerances and the gate's settings; ``baseline_file``:
+    the baseline ``--baseline-file`` names. Every other keyword of the library call is read from
+    ``args`` as its declaration says (:func:`~evalkit.cli.run_keywords.library_keywords`): ``--repeats``
+    as given (``None``: a continued run's own, else ``[run] repeats``, else 1), so a line that
+    continues a run need not say it, whatever ``[run] repeats`` says when it is pasted."""
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
     from ..run.decide import stored_verdict
     from ..run.library import evaluate_set
+    from ..run.settings import PromptRunSettings
     from ..storage import is_in_memory
     from . import ending
     from .case_spool import CaseJsonSpool
@@ -218,9 +197,12 @@ def run_one(
     from .render import ProgressDisplay, SetCheckDisplay, outcome_document
     from .reporting import deliver_reports, render_for
     from .resuming import resume_command, with_resume_command
+    from .run_keywords import Reading, library_keywords
 
-    tolerances, gate, repeats = gating
-    wait_ready = _wait_ready(args)
+    reading = Reading(
+        "run", args, config=config, database=database, gating=gating, baseline_file=baseline_file, scope=_pipeline_scope(args)
+    )
+    reading.wait_ready  # noqa: B018  (read first: it says on stderr that the run may wait, before the displays start)
     checking = SetCheckDisplay(enabled=not args.json)  # the set's check, before anything is called
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
@@ -239,32 +221,11 @@ def run_one(
             failed.keep(case)
 
         try:
-            outcome = evaluate_set(
-                sourced,
-                provider=args.provider,
-                model=args.model,
-                grader=args.grader,
-                strict_grader=True,
-                config=config,
-                database=database,
-                tolerances=tolerances,
-                gate=gate,
-                repeats=repeats,
-                privacy=args.privacy,
-                concurrency=args.concurrency,
-                label=args.label,
-                baseline=args.baseline,
-                baseline_file=baseline_file,
-                fail_on_new_failures=args.fail_on_new_failures,
-                on_start=run_started(started),
-                on_case=case_done,
-                # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
-                keep_cases=keep_cases,
-                on_stored=spool.add if spool.wanted else None,
-                wait_ready=wait_ready,
-                on_check=checking,
-                **_extra_run_options(args),
-            )
+            keywords = library_keywords(
+                PromptRunSettings, reading, on_start=run_started(started), on_case=case_done,
+                on_stored=spool.add if spool.wanted else None, on_check=checking,
+            )  # fmt: skip
+            outcome = evaluate_set(sourced, **keywords)
         except (RunInterrupted, RunStoreFailed, RunInternalError) as exc:  # the line that resumes it, as this command was given
             raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from exc.__cause__  # a bug's traceback kept
         finally:
@@ -371,66 +332,9 @@ def stored_cases(args: Arguments, database: str, run: Any, *, notable_only: bool
         close_repository(repository)
 
 
-def _wait_ready(args: Arguments) -> float:
-    """``--wait-ready`` in seconds (0 when not given); says on stderr that the run may wait."""
-    if not args.wait_ready:
-        return 0.0
-    from ..components import read_wait_ready
-    from .console import console
-
-    seconds = read_wait_ready(args.wait_ready, "--wait-ready")
-    console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
-    return seconds
-
-
-def _extra_run_options(args: Arguments) -> dict[str, Any]:
-    """Options other commands' modules add to ``run`` (resume, shards, judges, spending)."""
-    from .spend_options import spending_options
-
-    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args), **spending_options(args)}
-
-
-def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[str, Any]:
-    """``--resume``, ``--shard`` and ``--run-id`` as library arguments (``run_id``, ``resume``,
-    ``shard``); a shard's run id defaults to the CI pipeline's, for this ``scope``. With the options
-    a new run keeps for the line that continues it (``resumed_options``: :func:`~evalkit.cli.resuming.kept_options`)."""
-    import os
-
-    from ..errors import UsageError
-    from ..run.plan import Shard
-
-    shard = None
-    if args.shard and args.shard.startswith("auto"):
-        from ..ci import parse_auto, shard_from_environment  # only here: its attrs classes cost a run 3 ms
-
-        shard = shard_from_environment(os.environ, parse_auto(args.shard))
-    elif args.shard:
-        shard = Shard.parse(args.shard)
-    run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
-    if args.resume and run_id and args.resume != run_id:
-        from ..wording import quoted
-
-        raise UsageError(f"--resume {quoted(args.resume)} and --run-id {quoted(run_id)} name two different runs")
-    from .resuming import kept_options
-
-    return {
-        "run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard,
-        "resumed_options": kept_options(args),
-    }  # fmt: skip
-
-
 def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
     """What a prompt run's pipeline id is derived from: the set, provider, model and grader."""
     return (args.set, args.provider, args.model, args.grader)
-
-
-def pipeline_run_id(scope: tuple[str | None, ...]) -> str | None:
-    """The run id every job of this CI pipeline derives for this ``scope``."""
-    import os
-
-    from ..ci import pipeline_run_id as derived
-
-    return derived(os.environ, scope)
 
 
 def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
@@ -438,6 +342,7 @@ def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str |
     the options that only say how a run is answered: :func:`evalkit.cli.resuming.answering_only_given`)."""
     from ..errors import UsageError
     from .report_cmd import wait_for
+    from .run_keywords import pipeline_run_id
 
     if args.shard or args.resume is not None:
         raise UsageError("--wait-for-shards answers nothing itself; it cannot be combined with --shard or --resume")

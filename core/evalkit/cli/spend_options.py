@@ -1,5 +1,6 @@
 """``evalkit run``'s spending options, declared in one place: ``--budget``, ``--max-requests``,
-``--cache`` / ``--no-cache`` and ``--answers-from`` (see docs/costs.md)."""
+``--cache`` / ``--no-cache`` and ``--answers-from`` (see docs/costs.md); the library keywords they
+feed say so (:mod:`evalkit.run.settings`, read by :mod:`evalkit.cli.run_keywords`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
     from .app import Arguments
 
-__all__ = ["Amount", "resume_args", "spending_option_group", "spending_options"]
+__all__ = ["Amount", "resume_args", "spending_option_group"]
 
 
 class Amount(click.ParamType):
@@ -64,18 +65,6 @@ spending_option_group = option_group(
         "unchanged since, and ask the model for the rest",
     ),
 )  # fmt: skip
-
-
-def spending_options(args: Arguments) -> dict[str, Any]:
-    """The spending options as :func:`evalkit.evaluate_set` keywords, with the options a resume
-    command repeats."""
-    return {
-        "budget": args.budget,
-        "max_requests": args.max_requests,
-        "cache": args.cache,
-        "answers_from": args.answers_from,
-        "command_args": resume_args(args),
-    }
 
 
 def resume_args(args: Arguments) -> tuple[str, ...]:
