@@ -211,9 +211,11 @@ def _deployments(config: Config, questions: Any) -> tuple[list[str], list[Deploy
     """Every deployment the configuration and the question-set providers of ``questions`` (a
     catalog) define: one line for each that can run as far as can be told without importing its
     retriever, a problem for each that cannot — the check ``evalkit list deployments`` makes
-    (:func:`~evalkit.retrieval.deployments.deployment_problems`). A provider whose
+    (:func:`~evalkit.retrieval.deployments.deployment_problems`), and for each whose name
+    ``--deployment`` can never choose (:func:`~evalkit.retrieval.deployments.unusable_deployment`,
+    which ``list deployments`` marks unusable). A provider whose
     ``default_deployments()`` fails is a problem, and the configuration's deployments are still checked."""
-    from .retrieval.deployments import deployment_problems, known_deployments
+    from .retrieval.deployments import deployment_problems, known_deployments, unusable_deployment
 
     problems: list[DeploymentProblem] = []
     try:
@@ -224,8 +226,15 @@ def _deployments(config: Config, questions: Any) -> tuple[list[str], list[Deploy
     cannot = deployment_problems(deployments)
     checked = []
     for name, choice in sorted(deployments.items()):
+        # a provider's name --deployment never matches (not NFC, a hidden character): `list
+        # deployments` marks it unusable, in the same words
+        unusable = unusable_deployment(name)
+        if unusable is not None:
+            problems.append(DeploymentProblem(name, unusable))
         if name in cannot:
             problems += (DeploymentProblem(name, reason) for reason in cannot[name])
+        elif unusable is not None:
+            continue
         elif choice.retriever is None:
             checked.append(f"deployment {quoted(name)} (names no retriever: `evalkit retrieval` is given one)")
         else:

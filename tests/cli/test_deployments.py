@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalkit.wording import quoted
+
 
 def write(project: Path, text: str) -> None:
     (project / "evalkit.toml").write_text(text, encoding="utf-8")
@@ -283,3 +285,22 @@ def test_validate_still_checks_the_configured_deployments_when_a_provider_cannot
     assert [problem["deployment"] for problem in found] == [None, "prod"], found
     assert "raised RuntimeError in default_deployments(): no deployments today" in found[0]["reason"]
     assert found[1]["reason"] == 'deployment "prod" runs retriever "evalkit.lexicl", which is no installed retriever. Did you mean "evalkit.lexical"?'
+
+
+def test_validate_refuses_a_provider_deployment_list_deployments_marks_unusable(evalkit_cli, project, plugin_dists) -> None:
+    # a question-set provider's deployment "stag" + a combining accent (not NFC): `--deployment` is
+    # read in NFC and never chooses it, and `list deployments` marks it unusable, but `evalkit
+    # validate` said `ok  deployment "staǵing" (runs retriever "evalkit.lexical")`, exit 0 for it
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), "OUTSIDER_UNUSABLE_NAMES": "1"}
+    name = "stag\u0301ing"
+    listed = {row["name"]: row for row in evalkit_cli("list", "deployments", "--json", env=env).json()["deployments"]}
+    words = listed[name]["unusable"]
+    assert words.startswith("'stag\\u0301ing' is not in Unicode normal form NFC"), words
+    reason = f"unusable deployment: {words} (--deployment can never choose it)"
+    checked = evalkit_cli("validate", env=env)
+    assert checked.code == 2, checked.stdout + checked.stderr
+    assert reason in checked.stderr.splitlines(), checked.stderr
+    assert f"deployment {quoted(name)}" not in checked.stdout and 'ok  deployment "production"' in checked.stdout, checked.stdout
+    document = evalkit_cli("validate", "--json", env=env).json()
+    found = [problem for problem in document["problems"] if "deployment" in problem]
+    assert found == [{"deployment": name, "reason": reason}], found

@@ -253,18 +253,6 @@ def unusable_name(name: str) -> str:
 UNUSABLE_SHOWN_CHARS = 120
 
 
-def deployment_name_problem(name: object) -> str | None:
-    """Why ``--deployment`` can never name the deployment ``name`` a set provider ships, as
-    configuration refuses such a name: not text, not in Unicode normal form NFC (the option is
-    read in NFC), or holding a control or invisible character; ``None`` when it can."""
-    from ..identity import hidden_problem
-    from ..printable import not_nfc
-
-    if not isinstance(name, str):
-        return "the name is no text"
-    return not_nfc(name) or hidden_problem(name)
-
-
 def _as_written(row: dict) -> Callable[[str], str]:
     """How the table names a retriever of ``row``: its id, and — when TOML read it from an unquoted
     dotted table — the names written (``outr (written outr.x: TOML reads an unquoted dotted name as
@@ -286,7 +274,13 @@ def _deployments(args: Arguments) -> int:
     from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
-    from ..retrieval.deployments import RETRIEVERS, deployment_problems, known_deployments, read_as_tables
+    from ..retrieval.deployments import (
+        RETRIEVERS,
+        deployment_name_problem,
+        deployment_problems,
+        known_deployments,
+        read_as_tables,
+    )
     from .console import console
     from .json_output import print_json
 

@@ -38,7 +38,8 @@ from evalkit.project_files import ProjectBoundary
 from evalkit.wording import argument
 
 from ..components import offers
-from ..printable import hidden_escaped
+from ..identity import hidden_problem
+from ..printable import hidden_escaped, not_nfc
 from ..wording import did_you_mean, path_named, quoted, table_key
 from .contracts import DeploymentDefaults
 
@@ -50,10 +51,12 @@ __all__ = [
     "Deployment",
     "DeploymentChoice",
     "choose_deployment",
+    "deployment_name_problem",
     "deployment_problems",
     "known_deployments",
     "no_deployment",
     "resolve_deployment",
+    "unusable_deployment",
 ]
 
 #: Names the deployment when ``--deployment`` is not given.
@@ -335,6 +338,24 @@ def unquoted_retriever(choice: DeploymentChoice, retriever_id: str, installed: I
 
 #: The entry-point group a deployment's retrievers are found in.
 RETRIEVERS = "evalkit.retrievers"
+
+
+def deployment_name_problem(name: object) -> str | None:
+    """Why ``--deployment`` can never name the deployment ``name`` a set provider ships, as
+    configuration refuses such a name: not text, not in Unicode normal form NFC (the option is
+    read in NFC), or holding a control or invisible character; ``None`` when it can. The one
+    source of the words ``evalkit list deployments`` marks it unusable with and ``evalkit
+    validate`` refuses it with (:func:`unusable_deployment`)."""
+    if not isinstance(name, str):
+        return "the name is no text"
+    return not_nfc(name) or hidden_problem(name)
+
+
+def unusable_deployment(name: object) -> str | None:
+    """``evalkit validate``'s problem with a deployment ``--deployment`` can never choose
+    (:func:`deployment_name_problem`'s words, which name it escaped); ``None``: it can be chosen."""
+    problem = deployment_name_problem(name)
+    return None if problem is None else f"unusable deployment: {problem} (--deployment can never choose it)"
 
 
 def deployment_problems(deployments: Mapping[str, DeploymentChoice]) -> dict[str, list[str]]:

@@ -172,6 +172,13 @@ class Answering(Protocol):
         ...
 
 
+def stored_whole(cases: Iterable[CaseResult], owns: Callable[[str], bool] | None = None) -> int:
+    """How many of ``cases`` are stored whole — not errored: a resume asks an errored case again —
+    and, given ``owns`` (a shard's test of a case id), are that shard's. The one count a limit's
+    note says a run or a shard stopped after, and a resume's limit is sized from."""
+    return sum(1 for case in cases if not case.errored and (owns is None or owns(case.case_id)))
+
+
 def final_status(case_count: int, stored: int, errored: int) -> RunStatus:
     """Complete when every case of the set is stored without error; still running while cases are
     missing (shards not all in), even when some stored case errored; incomplete otherwise."""

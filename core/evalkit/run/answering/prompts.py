@@ -54,7 +54,7 @@ from ..placement import (
     unsaid_grader_options,
     word_options,
 )
-from . import CaseSink, Finish, Slice, final_status
+from . import CaseSink, Finish, Slice, final_status, stored_whole
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
 from .repeats import repeat_metrics
@@ -550,6 +550,7 @@ class PromptAnswering:
             tally = store.streamed.case_tally(header.id)
             stored_count, errored_count = tally.answered, tally.errored
             status = final_status(header.case_count, stored_count, errored_count)
+            whole = stored_count - errored_count  # stored_whole's count, the store's tally: no case read
             identity, note = _tally_identity(tally, self.bound.configured)
             yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
@@ -565,6 +566,7 @@ class PromptAnswering:
             cases_read = cases
             stored_count, errored_count = len(cases), sum(1 for c in cases if c.errored)
             status = final_status(header.case_count, stored_count, errored_count)
+            whole = stored_whole(cases)
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
             metrics = self._run_metrics(cases) if components.offers(self.grading, components.RunMetricsSource) else None
@@ -608,7 +610,7 @@ class PromptAnswering:
             status,
             spend,
             lambda: store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read,
-            whole=stored_count - errored_count,
+            whole,
         )
         if stop_note is not None:
             notes.append(stop_note)
@@ -689,14 +691,15 @@ class PromptAnswering:
         status: RunStatus,
         spend: RunSpend,
         stored: Callable[[], Iterable[CaseResult]],
-        whole: int | None = None,
+        whole: int,
     ) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
         stopped and the command that resumes it with a higher limit. A shard's note counts its own
         slice (``stored``: the run's cases, read only then) and says that the limits are the run's,
         which its shards share (what is spent is the run's: the limit it is told is sized for the
         whole run, or the shard would be stopped again by what the other shards spend). ``whole``:
-        the run's cases stored whole (not errored), which a resume does not ask again."""
+        the run's cases stored whole (not errored), which a resume does not ask again; a shard's
+        count is its own of them, by the same rule (:func:`~evalkit.run.answering.stored_whole`)."""
         extras = self.live.extras
         guard = extras.guard if extras is not None else None
         # whatever the cases stored make the status: a resume stopped before it asked the stored
@@ -704,20 +707,19 @@ class PromptAnswering:
         # errored — ``incomplete``, where the note and its resume line were left out
         if guard is None or guard.stopped is None or status is RunStatus.COMPLETE:
             return status, None
-        answered = spend.asked + spend.from_cache + spend.reused
         limit = budget_args(guard, spend, header.case_count, self.repeats, whole)
         self.live.resume_limits = limit
         # the cases stored whole: a stored errored case (asked again on resume) is not one — "after 2
-        # of 2 cases" beside "resume it with" said of a run whose second case had errored
-        done = whole if whole is not None else answered
-        where, run_part = f"after {done} of {counted(header.case_count, 'case')}", ""
+        # of 2 cases" beside "resume it with" said of a run whose second case had errored, "after 1
+        # of the 1 case of shard 1/2" of a shard whose one case had
+        where, run_part = f"after {whole} of {counted(header.case_count, 'case')}", ""
         budget = f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else ""
         shard = self.live.shard
         if shard is not None:
             mine = sum(1 for prompt in self.golden_set.prompts if shard.owns(prompt.id))
-            done = sum(1 for case in stored() if shard.owns(case.case_id))
+            done = stored_whole(stored(), shard.owns)
             where = f"after {done} of the {counted(mine, 'case')} of shard {shard.index}/{shard.count}"
-            run_part = f"{answered} of the run's {header.case_count}; "
+            run_part = f"{whole} of the run's {header.case_count}; "
             budget = (
                 f" of the run's budget of {format_amount(guard.budget, spend.currency)}, which its shards share"
                 if guard.budget is not None else "; the run's request limit is shared by its shards"
