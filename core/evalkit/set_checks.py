@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from . import registry
 from .config import Config
 from .errors import PluginError, SetValidationError
 from .project_files import ProjectBoundary
@@ -259,8 +260,6 @@ def provider_problems(config: Config) -> dict[str, str]:
     installed generator — with a "did you mean" — one switched off by ``EVALKIT_DISABLE_PLUGINS``,
     one declared twice, or one whose module is not found). ``evalkit list providers`` and
     ``evalkit validate`` say these, exit 2."""
-    from . import registry
-
     adapters = {name: instance.adapter for name, instance in config.providers.items()}
     return registry.unusable_choices(GENERATORS, adapters, lambda name: f"provider {quoted(name)} uses")
 
