@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from .environment import variable
@@ -54,6 +54,7 @@ __all__ = [
     "require_offered",
     "scan",
     "unloadable",
+    "unusable_choices",
 ]
 
 #: The entry-point groups evalkit reads, with the words a message uses for their members.
@@ -509,6 +510,40 @@ def unloadable(records: Iterable[PluginRecord]) -> dict[PluginRecord, str]:
             named = f"module {quoted(target[0])} not found"
             found[record] = named if gone == target[0] else f"{named} (there is no {quoted(gone)})"
     return found
+
+
+def unusable_choices(group: str, chosen: Mapping[str, str], subject: Callable[[str], str]) -> dict[str, str]:
+    """Why each configured thing of ``chosen`` (its name → the id of the ``group`` plugin it names:
+    a deployment's retriever, a provider instance's adapter) cannot run here, one sentence each,
+    told without importing any plugin; a name absent has no problem that can be told before its
+    plugin is imported. ``subject(name)`` begins each sentence (``deployment "a" runs``).
+
+    - the id is no installed plugin of ``group``: not declared (with a "did you mean" from the
+      installed ids), or switched off by :data:`DISABLE_ENV` (:func:`find`'s refusal);
+    - it is declared twice, so which one would run cannot be told;
+    - its entry point cannot be loaded (:func:`unloadable`: its module is not found, or its value
+      is not ``module:attribute``) — the rule ``evalkit list`` marks plugins by.
+
+    The one check ``evalkit list deployments``, ``evalkit list providers`` and ``evalkit validate``
+    make."""
+    kind = KIND_BY_GROUP[group]
+    installed = sorted({record.name for record in enabled(group)})
+    problems: dict[str, str] = {}
+    found: dict[str, PluginRecord] = {}
+    for name, plugin in chosen.items():
+        names = f"{subject(name)} {kind} {quoted(plugin)}"
+        try:
+            found[name] = find(group, plugin)
+        except UnknownPluginError:
+            off = switched_off_note(group, plugin)
+            problems[name] = f"{names}: {off}" if off else f"{names}, which is no installed {kind}.{did_you_mean(plugin, installed)}"
+        except PluginError as exc:  # declared twice: which one would run cannot be told
+            problems[name] = f"{names}, which cannot be chosen: {exc}"
+    broken = unloadable(found.values())
+    for name, record in found.items():
+        if record in broken:
+            problems[name] = f"{subject(name)} {record.label}, which cannot be loaded: {broken[record]}"
+    return problems
 
 
 def _raise_failure(manager: Any, entry_point: Any, exc: BaseException) -> None:

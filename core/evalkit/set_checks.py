@@ -1,4 +1,5 @@
-"""Checking set files, installed sets and deployments without running them (``evalkit validate``)."""
+"""Checking set files, installed sets, deployments and provider instances without running them
+(``evalkit validate``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from . import registry
 from .config import Config
 from .errors import PluginError, SetValidationError
 from .project_files import ProjectBoundary
@@ -28,8 +30,10 @@ from .setfiles import (
 from .shapes import bounded_problem, bounded_problems
 from .wording import counted, path_named, quoted
 
-__all__ = ["DeploymentProblem", "SetProblem", "ValidationReport", "check_everything", "check_targets"]
+__all__ = ["DeploymentProblem", "ProviderProblem", "SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
+#: The entry-point group of the adapters a provider instance names (``adapter = "ID"``).
+GENERATORS = "evalkit.generators"
 #: The entry point of the provider that reads the configured set files (``[sets] paths``).
 FILES_PROVIDER = "evalkit.files"
 
@@ -68,11 +72,28 @@ class DeploymentProblem:
 
 
 @attrs.frozen
+class ProviderProblem:
+    """Why a configured provider instance (``[providers.NAME]``) cannot run here: its adapter is no
+    installed generator, or one that cannot be loaded (:func:`provider_problems`); the reason cut
+    as a :class:`SetProblem`'s is."""
+
+    provider: str
+    reason: str = attrs.field(converter=bounded_problem)
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def as_dict(self) -> dict[str, object]:
+        """The machine-readable form."""
+        return {"provider": self.provider, "reason": self.reason}
+
+
+@attrs.frozen
 class ValidationReport:
     """What was checked (one line each) and every problem found."""
 
     checked: tuple[str, ...] = ()
-    problems: tuple[FileProblem | SetProblem | DeploymentProblem, ...] = ()
+    problems: tuple[FileProblem | SetProblem | DeploymentProblem | ProviderProblem, ...] = ()
     #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run), and files passed
     #: over as no set file (:class:`~evalkit.setfiles.SkippedFile`).
     skipped: tuple[SkippedPrompt | SkippedFile, ...] = ()
@@ -242,8 +263,30 @@ def _deployments(config: Config, questions: Any) -> tuple[list[str], list[Deploy
     return checked, problems
 
 
+def provider_problems(config: Config) -> dict[str, str]:
+    """Why each configured provider instance that cannot run here cannot, one sentence each, told
+    without importing any plugin (:func:`evalkit.registry.unusable_choices`: its adapter is no
+    installed generator — with a "did you mean" — one switched off by ``EVALKIT_DISABLE_PLUGINS``,
+    one declared twice, or one whose module is not found). ``evalkit list providers`` and
+    ``evalkit validate`` say these, exit 2."""
+    adapters = {name: instance.adapter for name, instance in config.providers.items()}
+    return registry.unusable_choices(GENERATORS, adapters, lambda name: f"provider {quoted(name)} uses")
+
+
+def _providers(config: Config) -> tuple[list[str], list[ProviderProblem]]:
+    """Every configured provider instance: one line for each whose adapter can run as far as can
+    be told without importing it, a problem for each that cannot (:func:`provider_problems`)."""
+    cannot = provider_problems(config)
+    checked = [
+        f"provider {quoted(name)} (adapter {quoted(instance.adapter)})"
+        for name, instance in sorted(config.providers.items()) if name not in cannot
+    ]  # fmt: skip
+    return checked, [ProviderProblem(name, reason) for name, reason in sorted(cannot.items())]
+
+
 def check_everything(config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
-    """Every configured set file, every installed set and every deployment (:func:`_deployments`).
+    """Every configured set file, every installed set, every deployment (:func:`_deployments`) and
+    every configured provider instance (:func:`_providers`).
     ``on_check`` hears how far the check of each installed prompt set has come (a
     :class:`~evalkit.validation.CheckProgress`: see :func:`~evalkit.validation.survey_prompt_set`'s ``progress``)."""
     from .catalog import question_set_catalog
@@ -253,8 +296,11 @@ def check_everything(config: Config, on_check: Callable[[Any], None] | None = No
     questions = question_set_catalog(config=config)
     checked, problems, _, _ = _installed(config, kinds, None, on_check, questions)
     deployments, refused = _deployments(config, questions)
+    providers, unusable = _providers(config)
     return ValidationReport(
-        tuple(_file_lines(loaded, config.root) + checked + deployments), (*loaded.problems, *problems, *refused), loaded.skipped
+        tuple(_file_lines(loaded, config.root) + checked + deployments + providers),
+        (*loaded.problems, *problems, *refused, *unusable),
+        loaded.skipped,
     )
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from evalkit.wording import quoted
 
+from tests.support.unrunnable import assert_listing_marks, assert_validate_refuses, unfound_plugins
+
 
 def write(project: Path, text: str) -> None:
     (project / "evalkit.toml").write_text(text, encoding="utf-8")
@@ -215,18 +217,8 @@ def test_list_deployments_says_which_deployments_cannot_run_without_importing_a_
     # `retriever = "ghost"` (an entry point whose module is not installed) was listed `prod │ ghost`,
     # exit 0, where `evalkit list` marks that entry point and exits 2; so was a misspelt id.
     write(project, UNRUNNABLE)
-    marker = tmp_path / "imported"
-    env = {"PYTHONPATH": plugin_dists("evalkit-unfound-plugins"), "EVALKIT_UNFOUND_MARKER": str(marker), "COLUMNS": "400"}
-    listed = evalkit_cli("list", "deployments", env=env)
-    assert listed.code == 2, listed.stderr
-    assert [line for line in listed.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: {CANNOT_RUN[name]}" for name in ("opts", "prod", "typo")
-    ]
-    lines = listed.stdout.splitlines()
-    below = {line.split()[0]: lines[at + 1] for at, line in enumerate(lines[:-1]) if line.split()[0] in (*CANNOT_RUN, "fine")}
-    assert {name: shown.startswith("(error: see below)") for name, shown in below.items()} == {
-        "fine": False, "opts": True, "prod": True, "typo": True,
-    }, lines  # fmt: skip
+    env, marker = unfound_plugins(plugin_dists, tmp_path)
+    assert_listing_marks(evalkit_cli, "deployments", env, CANNOT_RUN, "fine")
     document = evalkit_cli("list", "deployments", "--json", env=env)
     assert document.code == 2
     rows = {row["name"]: row["problems"] for row in document.json()["deployments"]}
@@ -247,18 +239,9 @@ def test_validate_says_which_deployments_cannot_run_as_list_deployments_does(eva
     # `evalkit validate` checked set files and installed sets and said nothing of deployments: a
     # configuration whose deployment could never run passed the pre-commit check.
     write(project, UNRUNNABLE)
-    marker = tmp_path / "imported"
-    env = {"PYTHONPATH": plugin_dists("evalkit-unfound-plugins"), "EVALKIT_UNFOUND_MARKER": str(marker)}
-    checked = evalkit_cli("validate", env=env)
-    assert checked.code == 2, checked.stdout + checked.stderr
-    for reason in CANNOT_RUN.values():
-        assert reason in checked.stderr.splitlines()
-    assert 'ok  deployment "fine" (runs retriever "unfound.imported")' in checked.stdout
-    assert 'ok  deployment "demo" (runs retriever "evalkit.lexical")' in checked.stdout
-    document = evalkit_cli("validate", "--json", env=env)
-    assert document.code == 2
-    found = [problem for problem in document.json()["problems"] if "deployment" in problem]
-    assert found == [{"deployment": name, "reason": CANNOT_RUN[name]} for name in ("opts", "prod", "typo")]
+    env, marker = unfound_plugins(plugin_dists, tmp_path)
+    assert_validate_refuses(evalkit_cli, env, "deployment", CANNOT_RUN, 'deployment "fine" (runs retriever "unfound.imported")')
+    assert 'ok  deployment "demo" (runs retriever "evalkit.lexical")' in evalkit_cli("validate", env=env).stdout
     assert not marker.exists(), "a retriever's module was imported"
     # a deployment that can run is one line more of what was checked
     write(project, '[deployments.prod]\nretriever = "evalkit.lexical"\n')

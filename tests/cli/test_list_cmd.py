@@ -155,7 +155,8 @@ def test_an_entry_point_whose_module_is_not_found_is_marked_without_importing_an
     assert f'error: retriever "ghost" {named} "no_such_module.sub" not found' in listed.stderr
     assert f'error: grader "unfound.missing" {named} "evalkit_unfound_plugins.missing" not found' in listed.stderr
     assert f'error: retriever "unfound.namespace_missing" {named} "evalkit_unfound_ns.absent" not found' in listed.stderr
-    assert listed.stderr.count("error:") == 3, listed.stderr
+    assert f'error: generator "unfound.adapter" {named} "evalkit_unfound_plugins.absent_adapter" not found' in listed.stderr
+    assert listed.stderr.count("error:") == 4, listed.stderr
     document = evalkit_cli("list", "plugins", "--json", env=env)
     assert document.code == 2
     unloadable = {row["name"]: row["unloadable"] for row in document.json() if row["distribution"] == "evalkit-unfound-plugins"}
@@ -163,12 +164,13 @@ def test_an_entry_point_whose_module_is_not_found_is_marked_without_importing_an
         "ghost": 'module "no_such_module.sub" not found (there is no "no_such_module")',
         "unfound.namespaced": None, "unfound.namespace_missing": 'module "evalkit_unfound_ns.absent" not found',
         "unfound.present": None, "unfound.missing": 'module "evalkit_unfound_plugins.missing" not found', "unfound.nested": None,
-        "unfound.imported": None,
+        "unfound.imported": None, "unfound.adapter": 'module "evalkit_unfound_plugins.absent_adapter" not found',
+        "unfound.present_adapter": None,
     }  # fmt: skip
     assert all(row["unloadable"] is None for row in document.json() if row["distribution"] != "evalkit-unfound-plugins")
     assert not marker.exists()
     # switched off, they are still marked, and no error: a disabled plugin is never loaded
-    off = {**env, "EVALKIT_DISABLE_PLUGINS": "ghost,unfound.missing,unfound.namespace_missing"}
+    off = {**env, "EVALKIT_DISABLE_PLUGINS": "ghost,unfound.missing,unfound.namespace_missing,unfound.adapter"}
     quiet = evalkit_cli("list", env=off)
     assert quiet.code == 0 and "error" not in quiet.stderr, quiet.stderr
     assert '(disabled by EVALKIT_DISABLE_PLUGINS)  (module "no_such_module.sub" not found' in quiet.stdout

@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-WHAT = ("plugins", "sets", "questions", "deployments")
+WHAT = ("plugins", "sets", "questions", "deployments", "providers")
 
 
 @click.command(
@@ -30,11 +30,13 @@ WHAT = ("plugins", "sets", "questions", "deployments")
         "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
         "retrieval deployment, the retriever it runs and where it was defined, and names on stderr, exit 2, each that "
         "cannot run here, told without importing any retriever: no installed retriever has its id (with \"did you mean\"), "
-        "EVALKIT_DISABLE_PLUGINS switches it off, or its module is not found (as `evalkit list` marks it)."
+        "EVALKIT_DISABLE_PLUGINS switches it off, or its module is not found (as `evalkit list` marks it); "
+        "`evalkit list providers` shows each provider instance ([providers.NAME] in the configuration) and its adapter, "
+        "and names on stderr, exit 2, each whose adapter cannot run here, told the same way without importing any adapter."
     ),
 )
 @click.argument(
-    "what", required=False, default="plugins", type=Choice(WHAT), metavar="[plugins|sets|questions|deployments]",
+    "what", required=False, default="plugins", type=Choice(WHAT), metavar="[plugins|sets|questions|deployments|providers]",
     help="what to list (default: plugins)",
 )
 @click.option(
@@ -54,8 +56,9 @@ def command(**params: Any) -> Arguments:
 
 def handle(args: Arguments) -> int:
     """List, and return 2 when a provider failed, two sets clash, a plugin cannot be loaded (an
-    entry point refused, one whose module is not found), or a deployment cannot run
-    (:func:`evalkit.retrieval.deployments.deployment_problems`); everything else is still shown."""
+    entry point refused, one whose module is not found), a deployment cannot run
+    (:func:`evalkit.retrieval.deployments.deployment_problems`) or a provider instance's adapter
+    cannot (:func:`evalkit.set_checks.provider_problems`); everything else is still shown."""
     if args.what == "plugins":
         return _plugins(args)
     if args.options:
@@ -64,6 +67,8 @@ def handle(args: Arguments) -> int:
         raise UsageError(f"--options applies to `evalkit list plugins`, not to `evalkit list {args.what}`")
     if args.what == "deployments":
         return _deployments(args)
+    if args.what == "providers":
+        return _providers(args)
     return _sets(args)
 
 
@@ -281,8 +286,6 @@ def _deployments(args: Arguments) -> int:
         known_deployments,
         read_as_tables,
     )
-    from .console import console
-    from .json_output import print_json
 
     config = load_config(args.config)
     catalog = question_set_catalog(config=config)
@@ -312,29 +315,84 @@ def _deployments(args: Arguments) -> int:
                 "problems": cannot.get(name, []),
             }
         )
-    if args.json:
-        print_json({"deployments": rows, "problems": problems})
-        return 2 if problems else 0
-    from rich.table import Table
 
-    out = console()
-    if rows:
-        table = Table(show_edge=False, pad_edge=False)
-        for column in ("Deployment", "Retriever", "Options for", "Defined in"):
-            table.add_column(column, overflow="fold")
+    def cells(out: Any) -> list[list[Any]]:
+        shown = []
         for row in rows:
             named = row["name"] if row["usable"] else out.text("{}\n(unusable: {})", unusable_name(row["name"]), row["unusable"])
             if row["problems"]:
                 named = out.text("{}\n({}: see below)", named, "error" if len(row["problems"]) == 1 else "errors")
-            table.add_row(
+            shown.append([
                 named,
                 row["retriever"] or "(none named: give RETRIEVER)",
                 out.text(", ".join("{}" for _ in row["retrievers"]), *map(_as_written(row), row["retrievers"])) if row["retrievers"] else "-",
                 out.text("\n".join("{}" for _ in row["defined_in"]), *row["defined_in"]),
-            )
+            ])
+        return shown
+
+    return _table_or_json(
+        args, {"deployments": rows, "problems": problems}, ("Deployment", "Retriever", "Options for", "Defined in"), cells,
+        'No deployments: add [deployments.NAME] with retriever = "ID" to evalkit.toml.', problems,
+    )  # fmt: skip
+
+
+def _providers(args: Arguments) -> int:
+    """Every configured provider instance, its adapter and model; each whose adapter cannot run
+    here (no installed generator has its id, switched off, its module not found) is marked, and
+    named on stderr (exit 2). No adapter is imported."""
+    from ..config import load_config
+    from ..set_checks import provider_problems
+
+    config = load_config(args.config)
+    cannot = provider_problems(config)
+    rows = [
+        {"name": name, "adapter": instance.adapter, "model": instance.model, "priority": instance.priority, "problem": cannot.get(name)}
+        for name, instance in config.providers.items()
+    ]
+    problems = [{"provider": name, "reason": reason} for name, reason in sorted(cannot.items())]
+
+    def cells(out: Any) -> list[list[Any]]:
+        return [
+            [
+                out.text("{}\n(error: see below)" if row["problem"] else "{}", row["name"]),
+                out.text("{}", row["adapter"]), out.text("{}", row["model"] or "-"), str(row["priority"]),
+            ]
+            for row in rows
+        ]  # fmt: skip
+
+    return _table_or_json(
+        args, {"providers": rows, "problems": problems}, ("Provider", "Adapter", "Model", "Priority"), cells,
+        'No provider instances: add [providers.NAME] with adapter = "ID" to evalkit.toml.',
+        [problem["reason"] for problem in problems],
+    )  # fmt: skip
+
+
+def _table_or_json(
+    args: Arguments, document: dict[str, Any], columns: tuple[str, ...], cells: Callable[[Any], list[list[Any]]],
+    empty: str, problems: list[str],
+) -> int:
+    """``document`` with ``--json``; else a table of ``columns`` holding ``cells(console)`` (a list
+    of cells a row), or ``empty`` when there is no row, and each of ``problems`` on stderr. 2 when
+    there is a problem, else 0."""
+    from .console import console
+    from .json_output import print_json
+
+    if args.json:
+        print_json(document)
+        return 2 if problems else 0
+    from rich.table import Table
+
+    out = console()
+    rows = cells(out)
+    if rows:
+        table = Table(show_edge=False, pad_edge=False)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
         out.print(table)
     else:
-        out.print('No deployments: add [deployments.NAME] with retriever = "ID" to evalkit.toml.')
+        out.print(empty)
     err = console(stderr=True)
     for problem in problems:
         err.line("[red]error:[/red] {problem}", problem=problem)

@@ -1,4 +1,5 @@
-"""``evalkit validate [PATH|SET]…``: check set files, installed sets and deployments without running them."""
+"""``evalkit validate [PATH|SET]…``: check set files, installed sets, deployments and
+provider instances without running them."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def _targets(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     help=(
         "Check each TARGET without calling anything: a set file (YAML, JSON, JSONL, TOML), a folder of them, "
         "or the identifier of an installed set. Without TARGET: every file the configuration's [sets] paths "
-        "name, every installed set, and every deployment (each that cannot run here, as `evalkit list deployments` "
-        "says it, without importing any retriever). Every problem is printed at once, with file, line, column and JSON "
+        "name, every installed set, every deployment and every provider instance ([providers.NAME]; each that cannot "
+        "run here, as `evalkit list deployments` and `evalkit list providers` say it, without importing any retriever "
+        "or adapter). Every problem is printed at once, with file, line, column and JSON "
         "path where known; exit 2 when there is one. Fit for a pre-commit hook."
     ),
 )

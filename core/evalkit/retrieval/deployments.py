@@ -32,7 +32,7 @@ from evalkit.components import resolve_paths
 from evalkit.config import Config
 from evalkit.durations import read_duration
 from evalkit.environment import variable
-from evalkit.errors import PLUGIN_FAILURES, PluginError, UnknownPluginError, UsageError, carried
+from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError, carried
 from evalkit.options import declared_options
 from evalkit.project_files import ProjectBoundary
 from evalkit.wording import argument
@@ -40,7 +40,7 @@ from evalkit.wording import argument
 from ..components import offers
 from ..identity import hidden_problem
 from ..printable import hidden_escaped, not_nfc
-from ..wording import did_you_mean, path_named, quoted, table_key
+from ..wording import path_named, quoted, table_key
 from .contracts import DeploymentDefaults
 
 __all__ = [
@@ -365,41 +365,27 @@ def deployment_problems(deployments: Mapping[str, DeploymentChoice]) -> dict[str
 
     - a retriever table written unquoted that an installed retriever's id was meant as
       (:func:`unquoted_retriever`), whether the deployment runs it or has options for it;
-    - the retriever it runs is no installed retriever — not declared, or switched off by
-      ``EVALKIT_DISABLE_PLUGINS`` (:func:`evalkit.registry.find`'s refusal, with a "did you mean"
-      from the installed retriever ids), or declared twice;
-    - its entry point cannot be loaded: :func:`evalkit.registry.unloadable`, the rule ``evalkit
-      list`` marks plugins by (its module is not found, or its value is not ``module:attribute``).
+    - the retriever it runs cannot run here: :func:`evalkit.registry.unusable_choices`, the check a
+      provider instance's adapter gets too (no installed retriever has its id — with a "did you
+      mean" — ``EVALKIT_DISABLE_PLUGINS`` switches it off, it is declared twice, or its entry point
+      cannot be loaded: the rule ``evalkit list`` marks plugins by).
 
     A deployment that names no retriever and has options for several runs the one given on the
     command line: nothing to tell of it here."""
     installed = sorted({record.name for record in registry.enabled(RETRIEVERS)})
     problems: dict[str, list[str]] = {}
-    chosen: dict[str, registry.PluginRecord] = {}
+    runs: dict[str, str] = {}
     for name, choice in deployments.items():
         refused = {
             rid: refusal for rid in choice.retrievers
             if rid not in installed and (refusal := unquoted_retriever(choice, rid, installed)) is not None
         }  # fmt: skip
-        found = list(refused.values())
-        rid = choice.retriever
-        if rid is not None and rid not in refused:
-            runs = f"deployment {quoted(name)} runs retriever {quoted(rid)}"
-            try:
-                chosen[name] = registry.find(RETRIEVERS, rid)
-            except UnknownPluginError:
-                off = registry.switched_off_note(RETRIEVERS, rid)
-                found.append(f"{runs}: {off}" if off else f"{runs}, which is no installed retriever.{did_you_mean(rid, installed)}")
-            except PluginError as exc:  # declared twice: which one would run cannot be told
-                found.append(f"{runs}, which cannot be chosen: {exc}")
-        if found:
-            problems[name] = found
-    unloadable = registry.unloadable(chosen.values())
-    for name, record in chosen.items():
-        if record in unloadable:
-            problems.setdefault(name, []).append(
-                f"deployment {quoted(name)} runs {record.label}, which cannot be loaded: {unloadable[record]}"
-            )
+        if refused:
+            problems[name] = list(refused.values())
+        if choice.retriever is not None and choice.retriever not in refused:
+            runs[name] = choice.retriever
+    for name, problem in registry.unusable_choices(RETRIEVERS, runs, lambda name: f"deployment {quoted(name)} runs").items():
+        problems.setdefault(name, []).append(problem)
     return problems
 
 

@@ -1,4 +1,4 @@
-"""A grader and a retriever module that exists (its package raises at import)."""
+"""A grader, a retriever and a generator module that exists (its package raises at import)."""
 
 
 class Grader:
@@ -6,4 +6,8 @@ class Grader:
 
 
 class Retriever:
+    """Never created: its package raises first."""
+
+
+class Generator:
     """Never created: its package raises first."""
