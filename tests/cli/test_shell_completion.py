@@ -117,7 +117,7 @@ def test_fish_completes_through_clicks_completion_class(evalkit_cli, monkeypatch
     assert script.code == 0 and "complete --no-files --command evalkit" in script.stdout
     assert _candidates(FishComplete, monkeypatch, project, "evalkit retrieval evalkit_stdlib.docs evalkit.", "evalkit.") == ["plain,evalkit.lexical"]
     assert _candidates(FishComplete, monkeypatch, project, "evalkit list ", "") == [
-        "plain,plugins", "plain,sets", "plain,questions", "plain,deployments",
+        "plain,plugins", "plain,sets", "plain,questions", "plain,deployments", "plain,providers",
     ]  # fmt: skip
 
 
