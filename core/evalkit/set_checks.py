@@ -30,7 +30,7 @@ from .setfiles import (
 from .shapes import bounded_problem, bounded_problems
 from .wording import counted, path_named, quoted
 
-__all__ = ["DeploymentProblem", "ProviderProblem", "SetProblem", "ValidationReport", "check_everything", "check_targets"]
+__all__ = ["ConfiguredProblem", "SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
 #: The entry-point group of the adapters a provider instance names (``adapter = "ID"``).
 GENERATORS = "evalkit.generators"
@@ -55,37 +55,24 @@ class SetProblem:
 
 
 @attrs.frozen
-class DeploymentProblem:
-    """Why a deployment cannot run here (:func:`~evalkit.retrieval.deployments.deployment_problems`,
-    a sentence naming it), or why the deployments a question-set provider ships could not be read
-    (``deployment`` ``None``); the reason cut as a :class:`SetProblem`'s is."""
+class ConfiguredProblem:
+    """Why something the configuration names cannot run here: a deployment
+    (:func:`~evalkit.retrieval.deployments.deployment_problems`, a sentence naming it; ``name``
+    ``None`` when the deployments a question-set provider ships could not be read), or a provider
+    instance whose adapter is no installed generator or cannot be loaded (:func:`provider_problems`).
+    ``kind`` (``deployment``, ``provider``) is the key of its name in the machine-readable form; the
+    reason is cut as a :class:`SetProblem`'s is."""
 
-    deployment: str | None
+    kind: str
+    name: str | None
     reason: str = attrs.field(converter=bounded_problem)
 
     def __str__(self) -> str:
         return self.reason
 
     def as_dict(self) -> dict[str, object]:
-        """The machine-readable form."""
-        return {"deployment": self.deployment, "reason": self.reason}
-
-
-@attrs.frozen
-class ProviderProblem:
-    """Why a configured provider instance (``[providers.NAME]``) cannot run here: its adapter is no
-    installed generator, or one that cannot be loaded (:func:`provider_problems`); the reason cut
-    as a :class:`SetProblem`'s is."""
-
-    provider: str
-    reason: str = attrs.field(converter=bounded_problem)
-
-    def __str__(self) -> str:
-        return self.reason
-
-    def as_dict(self) -> dict[str, object]:
-        """The machine-readable form."""
-        return {"provider": self.provider, "reason": self.reason}
+        """The machine-readable form: ``{KIND: NAME, "reason": …}``."""
+        return {self.kind: self.name, "reason": self.reason}
 
 
 @attrs.frozen
@@ -93,7 +80,7 @@ class ValidationReport:
     """What was checked (one line each) and every problem found."""
 
     checked: tuple[str, ...] = ()
-    problems: tuple[FileProblem | SetProblem | DeploymentProblem | ProviderProblem, ...] = ()
+    problems: tuple[FileProblem | SetProblem | ConfiguredProblem, ...] = ()
     #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run), and files passed
     #: over as no set file (:class:`~evalkit.setfiles.SkippedFile`).
     skipped: tuple[SkippedPrompt | SkippedFile, ...] = ()
@@ -228,7 +215,7 @@ def _clashes_with_installed(loaded: SetFiles, config: Config) -> list[SetProblem
     return problems
 
 
-def _deployments(config: Config, questions: Any) -> tuple[list[str], list[DeploymentProblem]]:
+def _deployments(config: Config, questions: Any) -> tuple[list[str], list[ConfiguredProblem]]:
     """Every deployment the configuration and the question-set providers of ``questions`` (a
     catalog) define: one line for each that can run as far as can be told without importing its
     retriever, a problem for each that cannot — the check ``evalkit list deployments`` makes
@@ -238,11 +225,11 @@ def _deployments(config: Config, questions: Any) -> tuple[list[str], list[Deploy
     ``default_deployments()`` fails is a problem, and the configuration's deployments are still checked."""
     from .retrieval.deployments import deployment_problems, known_deployments, unusable_deployment
 
-    problems: list[DeploymentProblem] = []
+    problems: list[ConfiguredProblem] = []
     try:
         deployments = known_deployments(config, questions.sets.values())
     except PluginError as exc:
-        problems.append(DeploymentProblem(None, str(exc)))
+        problems.append(ConfiguredProblem("deployment", None, str(exc)))
         deployments = known_deployments(config)
     cannot = deployment_problems(deployments)
     checked = []
@@ -251,9 +238,9 @@ def _deployments(config: Config, questions: Any) -> tuple[list[str], list[Deploy
         # deployments` marks it unusable, in the same words
         unusable = unusable_deployment(name)
         if unusable is not None:
-            problems.append(DeploymentProblem(name, unusable))
+            problems.append(ConfiguredProblem("deployment", name, unusable))
         if name in cannot:
-            problems += (DeploymentProblem(name, reason) for reason in cannot[name])
+            problems += (ConfiguredProblem("deployment", name, reason) for reason in cannot[name])
         elif unusable is not None:
             continue
         elif choice.retriever is None:
@@ -273,7 +260,7 @@ def provider_problems(config: Config) -> dict[str, str]:
     return registry.unusable_choices(GENERATORS, adapters, lambda name: f"provider {quoted(name)} uses")
 
 
-def _providers(config: Config) -> tuple[list[str], list[ProviderProblem]]:
+def _providers(config: Config) -> tuple[list[str], list[ConfiguredProblem]]:
     """Every configured provider instance: one line for each whose adapter can run as far as can
     be told without importing it, a problem for each that cannot (:func:`provider_problems`)."""
     cannot = provider_problems(config)
@@ -281,7 +268,7 @@ def _providers(config: Config) -> tuple[list[str], list[ProviderProblem]]:
         f"provider {quoted(name)} (adapter {quoted(instance.adapter)})"
         for name, instance in sorted(config.providers.items()) if name not in cannot
     ]  # fmt: skip
-    return checked, [ProviderProblem(name, reason) for name, reason in sorted(cannot.items())]
+    return checked, [ConfiguredProblem("provider", name, reason) for name, reason in sorted(cannot.items())]
 
 
 def check_everything(config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
