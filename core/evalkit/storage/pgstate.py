@@ -14,6 +14,8 @@ the message (``FATAL:  57P03: …``).
 from __future__ import annotations
 
 import re
+import select
+import time
 from typing import Any
 
 __all__ = [
@@ -37,6 +39,8 @@ _ENVIRONMENT_CLASSES = frozenset({"08", "53", "57", "58"})
 _LOST_CODES = frozenset({"57P01", "57P02", "57P04", "57P05", "25P03"})
 #: libpq's verbose layout of a server's error: ``SEVERITY:  SQLSTATE: message``.
 _VERBOSE_CODE = re.compile(r":  ([0-9A-Z]{5}): ")
+#: How long the second attempt may take (seconds): the server answered the first at once.
+_ATTEMPT_S = 10.0
 #: ``PQERRORS_VERBOSE`` of libpq's ``PGVerbosity``.
 _PQERRORS_VERBOSE = 2
 
@@ -105,7 +109,7 @@ def attempt_sqlstate(database: Any) -> str | None:
 
         import psycopg2
         import psycopg2._psycopg as extension
-        from psycopg2.extras import wait_select
+        from psycopg2.extensions import POLL_OK, POLL_READ
 
         # libpq is a dependency of psycopg2's extension module: found through its handle
         set_verbosity = ctypes.CDLL(extension.__file__).PQsetErrorVerbosity
@@ -118,7 +122,18 @@ def attempt_sqlstate(database: Any) -> str | None:
         return None
     try:
         set_verbosity(connection.pgconn_ptr, _PQERRORS_VERBOSE)
-        wait_select(connection)
+        # libpq leaves the time-out of an asynchronous attempt to its caller: a server that stops
+        # answering now gives no code, not a command that hangs
+        deadline = time.monotonic() + _ATTEMPT_S
+        while (state := connection.poll()) != POLL_OK:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            socket = [connection.fileno()]
+            if state == POLL_READ:
+                select.select(socket, [], [], remaining)
+            else:
+                select.select([], socket, [], remaining)
     except psycopg2.Error as exc:
         found = _VERBOSE_CODE.search(str(exc))
         return found.group(1) if found else None
