@@ -18,6 +18,14 @@ from ..durations import read_duration
 from ..environment import variable
 from ..errors import StorageError, StoreUnavailable
 from ..textfiles import keep_from_outputs
+from .pgstate import (
+    LOCK_NOT_AVAILABLE,
+    attempt_sqlstate,
+    driver_connection_failed,
+    environment_code,
+    lost_code,
+    sqlstate,
+)
 from .urls import check_postgres_url, check_sqlite_file, query_key, redact_url, sqlite_path
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "keep_store_files", "open_database"]
@@ -29,7 +37,9 @@ BUSY_TIMEOUT_S = 60
 BUSY_TIMEOUT_ENV = "EVALKIT_BUSY_TIMEOUT"
 
 #: What psycopg2 and peewee say when the server went away (restarted, terminated the backend,
-#: the network dropped): the run cannot go on, and the message says so in plain words.
+#: the network dropped): the run cannot go on, and the message says so in plain words. Only the
+#: last resort, for an error that carries no SQLSTATE and is no psycopg2 error (see
+#: :mod:`evalkit.storage.pgstate`): a server speaking another language says these in its own.
 _PG_LOST = (
     "server closed the connection",
     "terminating connection",
@@ -78,7 +88,12 @@ def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
     """True when a database error says another process or session held a lock past the busy
     timeout (an environment fault: the command was right, the store was not free)."""
     lowered = " ".join(str(_first_database_error(exc)).split()).lower()
-    return ("locked" in lowered or "busy" in lowered) if is_sqlite else "lock timeout" in lowered
+    if is_sqlite:
+        return "locked" in lowered or "busy" in lowered
+    code = sqlstate(exc)
+    # the SQLSTATE is the same in every language the server speaks; the English words only when
+    # the error carries none
+    return code == LOCK_NOT_AVAILABLE if code is not None else "lock timeout" in lowered
 
 
 #: The query parameters of a PostgreSQL URL that are peewee's options for the database object
@@ -89,8 +104,12 @@ _PEEWEE_OPTIONS = frozenset(
 
 #: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
 _SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
-#: A PostgreSQL server that is down, restarting, full or out of reach (libpq's words; one shutting
-#: down is among :data:`_PG_LOST`, which is matched too): the environment's fault. A wrong password, database or host name stays the command's (exit 2).
+#: A PostgreSQL server that is down, restarting, full or out of reach (one shutting down is among
+#: :data:`_PG_LOST`, which is matched too): the environment's fault. A wrong password, database or
+#: host name stays the command's (exit 2). The last resort, read only when no SQLSTATE could be
+#: had: libpq's own messages (refused, timed out, unreachable: the server never answered) are
+#: English unless the CLIENT's locale has libpq's translations installed; the server's (starting
+#: up, too many clients) are in the server's language and matched only for an English one.
 _PG_UNREACHABLE = (
     "connection refused",
     "timeout expired",
@@ -108,16 +127,29 @@ _PG_UNREACHABLE = (
 _PG_ATTEMPT = re.compile(r'^connection to server (?:at "[^"]*"(?:\s*\([^)]*\))?, port \S+|on socket "[^"]*") failed:\s*')
 
 
-def environment_fault(exc: BaseException, *, is_sqlite: bool) -> bool:
+def environment_fault(
+    exc: BaseException, *, is_sqlite: bool, code: str | None = None, connecting: bool = False
+) -> bool:
     """True when a database error is the environment's, not the command's: a lock held past the
     busy timeout (:func:`lock_timed_out`), on SQLite a disk that cannot take the write, on
     PostgreSQL a server that refuses or drops the connection, is starting up or has no connection
-    slot left (exit 3, as the same faults mid-run are; the command itself was right)."""
+    slot left (exit 3, as the same faults mid-run are; the command itself was right).
+
+    PostgreSQL's are told by the error's SQLSTATE (``code``, when the caller read it elsewhere;
+    :func:`evalkit.storage.pgstate.environment_code`), else, for an error met in use (not
+    ``connecting``), by its class (a connection psycopg2 says failed,
+    :func:`~evalkit.storage.pgstate.driver_connection_failed`), and only then by libpq's English
+    words."""
     if lock_timed_out(exc, is_sqlite=is_sqlite):
         return True
     lowered = " ".join(str(_first_database_error(exc)).split()).lower()
     if is_sqlite:
         return any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
+    code = code or sqlstate(exc)
+    if code is not None:
+        return environment_code(code)
+    if not connecting and driver_connection_failed(exc):
+        return True  # lost in use (an attempt fails with one too, for a wrong host name as well)
     # the reason after libpq's "connection to server at …, port … failed:", which every failed
     # attempt begins with, a refused password too ("connection to server" also marks a lost one)
     reason = _PG_ATTEMPT.sub("", lowered)
@@ -138,9 +170,14 @@ def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -
         if "locked" in lowered or "busy" in lowered:
             return f"database is locked after {busy_timeout:g} s (another process held the write lock that long)", False
         return text, False
-    if "lock timeout" in lowered:
+    if lock_timed_out(exc, is_sqlite=False):
         return f"database is locked after {busy_timeout:g} s (another session held a lock that long)", False
-    if isinstance(exc, pw.InterfaceError) or any(marker in lowered for marker in _PG_LOST):
+    code = sqlstate(exc)
+    if code is not None:
+        lost = lost_code(code)
+    else:
+        lost = isinstance(exc, pw.InterfaceError) or driver_connection_failed(exc) or any(marker in lowered for marker in _PG_LOST)
+    if lost:
         return f"connection to PostgreSQL lost ({text})", True
     return text, False
 
@@ -253,5 +290,11 @@ def open_database(url: str, *, writing: bool = False, read_only: bool = False) -
                 time.sleep(0.05)
                 continue
             is_sqlite = isinstance(db, pw.SqliteDatabase)
-            error = StoreUnavailable if environment_fault(exc, is_sqlite=is_sqlite) else StorageError
+            code = None
+            if not is_sqlite and sqlstate(exc) is None and ":  " in str(exc):
+                # psycopg2 keeps no SQLSTATE for a failed attempt: when the server answered (libpq
+                # lays out its errors "SEVERITY:  message"; libpq's own have no two spaces), ask
+                # once more for the code, which is the same in every language the server speaks
+                code = attempt_sqlstate(db)
+            error = StoreUnavailable if environment_fault(exc, is_sqlite=is_sqlite, code=code, connecting=True) else StorageError
             raise error(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None
