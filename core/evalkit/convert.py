@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -38,18 +39,39 @@ def _check_data(check: Check) -> dict[str, Any]:
 converter.register_unstructure_hook(Check, _check_data)
 # A streamed set's prompts as the list a tuple of them gives: the same JSON either way.
 converter.register_unstructure_hook(PromptStream, lambda stream: [converter.unstructure(p) for p in stream])
+
+
+def _generated_when_used(cls: type, **overrides: Any) -> Callable[[Any], Any]:
+    """The unstructure hook of ``cls``: cattrs' function generated for it with ``overrides``, made
+    (and registered in its place) the first time an instance of ``cls`` is unstructured, not at
+    import. Generating and compiling the five classes' functions (and those of the classes their
+    fields hold) cost every process importing this module ~1 % of a run's start-up, and a prompt
+    run calls none of them but :class:`~evalkit.answers.ServingIdentity`'s. Made after every hook
+    of this module is registered, a function is the one generated here at import (each class's
+    fields refer only to classes registered before it)."""
+    made: list[Callable[[Any], Any]] = []
+
+    def unstructure_first(obj: Any) -> Any:
+        if not made:
+            made.append(make_dict_unstructure_fn(cls, converter, **overrides))
+            converter.register_unstructure_hook(cls, made[0])
+        return made[0](obj)
+
+    return unstructure_first
+
+
 # The fields conversations and tools added are left out while they hold their defaults, so a prompt
 # written before them has the JSON (its set digest, its fingerprint) it always had.
 _omitted = override(omit_if_default=True)
-converter.register_unstructure_hook(Assertion, make_dict_unstructure_fn(Assertion, converter, turn=_omitted))
-converter.register_unstructure_hook(Answer, make_dict_unstructure_fn(Answer, converter, transcript=_omitted))
-converter.register_unstructure_hook(ServingIdentity, make_dict_unstructure_fn(ServingIdentity, converter, base_prompt=_omitted))
+converter.register_unstructure_hook(Assertion, _generated_when_used(Assertion, turn=_omitted))
+converter.register_unstructure_hook(Answer, _generated_when_used(Answer, transcript=_omitted))
+converter.register_unstructure_hook(ServingIdentity, _generated_when_used(ServingIdentity, base_prompt=_omitted))
 # A case that is no conversation keeps the shape it had before conversations (the json report, spools).
-converter.register_unstructure_hook(CaseResult, make_dict_unstructure_fn(CaseResult, converter, transcript=_omitted))
+converter.register_unstructure_hook(CaseResult, _generated_when_used(CaseResult, transcript=_omitted))
 converter.register_unstructure_hook(
     GoldenPrompt,
-    make_dict_unstructure_fn(
-        GoldenPrompt, converter, messages=_omitted, mode=_omitted, tools=_omitted, tool_results=_omitted, max_steps=_omitted,
+    _generated_when_used(
+        GoldenPrompt, messages=_omitted, mode=_omitted, tools=_omitted, tool_results=_omitted, max_steps=_omitted,
         tool_choice=_omitted,
     ),
 )

@@ -11,7 +11,7 @@ from evalkit import Answer, Check, GoldenPrompt, Grading
 from evalkit.checks import BUILTIN_KINDS, AssertionKind, evaluate
 from evalkit.options import number, option, text, whole
 
-from evalkit_plugins._judge import JudgeOptions
+from evalkit_plugins.judge_options import JudgeOptions
 
 __all__ = ["AssertionGrader", "DeterministicOptions"]
 

@@ -33,18 +33,18 @@ from typing import Any
 import attrs
 from evalkit.answers import Answer, GenerationRequest, Usage
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator, offers
-from evalkit.config import MAX_REPEATS, Config
+from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
 from evalkit.identity import model_problem
 from evalkit.jsonparse import parse_json
-from evalkit.options import number, option, text, whole
 from evalkit.printable import hidden_escaped
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
 from evalkit.wording import argument, quoted, table_key
 
 from evalkit_plugins import judge_prompts
+from evalkit_plugins.judge_options import JudgeOptions
 
 __all__ = ["JudgeFailure", "JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError", "judge_named", "self_judge_allowed"]
 
@@ -134,28 +134,6 @@ def structured_response_format(mode: str, name: str, properties: Mapping[str, An
         return {"type": "json_object"}
     schema = {"type": "object", "properties": dict(properties), "required": list(properties), "additionalProperties": False}
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-
-
-@attrs.frozen
-class JudgeOptions:
-    """The options every judge grader takes (``--judge``, ``--judge-repeats``, ``--allow-self-judge``)."""
-
-    judge: str | None = option(
-        "the configured provider instance that judges (default: the config's judge)", default=None,
-        validator=attrs.validators.optional(text()),
-    )
-    repeats: int = option(
-        "how often the judge is asked per case (its self-agreement is reported)", default=1,
-        validator=whole(at_least=1, at_most=MAX_REPEATS),
-    )  # fmt: skip
-    allow_self_judge: bool = option("let the instance under test judge itself", default=False)
-    prompt_version: int | None = option(
-        "pin an older released judge prompt (default: the newest)", default=None, validator=attrs.validators.optional(whole(at_least=1))
-    )
-    temperature: float = option(
-        "the judge's sampling temperature, 0 to 2 (above 0, repeats measure its stability)", default=0.0,
-        validator=number(at_least=0, at_most=2),
-    )
 
 
 class JudgeGraderBase(abc.ABC):

@@ -129,15 +129,20 @@ def test_a_refused_model_name_shows_a_control_character_apart_from_a_typed_backs
 def test_a_run_speaks_aiohttp_and_imports_neither_httpx_nor_the_question_types(project, chat_server) -> None:
     """The generator's one HTTP client is aiohttp (httpx is no longer a dependency; a run that
     imported it would pay ~65 ms for nothing). Nor does a prompt run import the question types
-    (~3 ms), nor, in a project that names no set files, the set-file readers (~8 ms)."""
+    (~3 ms), nor, in a project that names no set files, the set-file readers (~8 ms), nor, for a
+    set without rubric checks, the judge machinery the deterministic grader hands out only for
+    them (~2 % of a run's start-up)."""
     from bench.startup import imported_modules
 
     chat_server.responder = arithmetic
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "EVALKIT_DATABASE_URL"}
     env.update(configure(project, chat_server), NO_COLOR="1")
-    watched = ("httpx", "httpcore", "aiohttp", "evalkit.questions", "evalkit.setfiles", "evalkit_plugins.openai")
+    watched = (
+        "httpx", "httpcore", "aiohttp", "evalkit.questions", "evalkit.setfiles", "evalkit_plugins.openai",
+        "evalkit_plugins.deterministic", "evalkit_plugins._judge", "evalkit_plugins.rubric", "evalkit_plugins.pairwise",
+    )  # fmt: skip
     loaded = imported_modules(["run", "arith.basic", "--provider", "prod"], watched, cwd=project, env=env)
-    assert loaded == ["aiohttp", "evalkit_plugins.openai"]
+    assert loaded == ["aiohttp", "evalkit_plugins.openai", "evalkit_plugins.deterministic"]
     assert completions(chat_server) and [r.path for r in chat_server.requests if r.method == "GET"] == ["/v1/models"]
 
 
