@@ -692,3 +692,9 @@ class StoreFailure(StorageError):
         # ``database``: the store as a message shows it (password hidden), so that a command that
         # meets the failure outside a run names which store failed, not only how
         super().__init__(f"database {database}: {cause}" if database else cause)
+
+    @property
+    def exit_code(self) -> int:  # type: ignore[override] - a class attribute everywhere else
+        """3 when the fault is the environment's (the command was right, the store was not free or
+        not there: every command, a run or a reader, says so alike), else 2."""
+        return 3 if self.environment else 2

@@ -283,3 +283,25 @@ def test_a_driver_error_without_a_sqlstate_is_a_lost_connection_in_any_words() -
     assert lock_timed_out(lost, is_sqlite=False) is False
     assert environment_fault(Exception("FATAL:  tut mir leid"), is_sqlite=False, code="53300")
     assert not environment_fault(Exception("FATAL:  too many clients"), is_sqlite=False, code="28P01")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("history", "evalkit.smoke"), ("baseline", "show", "evalkit.smoke"), ("flaky", "evalkit.smoke")],
+    ids=lambda command: command[0],
+)
+def test_a_lock_a_reader_meets_outside_a_run_is_exit_3_as_a_runs_is(german_server, evalkit_cli, command) -> None:
+    """A command that only reads met the same held lock as a run and said evalkit's line, but exit
+    2, as if the command had been wrong: only a run turned the store's environment fault into 3."""
+    database = german_server.url
+    assert evalkit_cli("run", "evalkit.smoke", "--database", database).code == 0
+    holder = german_server.connect()
+    holder.autocommit = False
+    try:
+        holder.cursor().execute("LOCK TABLE evalkit_run IN ACCESS EXCLUSIVE MODE")
+        result = evalkit_cli(*command, "--database", database, env={"EVALKIT_BUSY_TIMEOUT": "1"})
+        assert result.code == 3, result.stderr
+        assert "database is locked after 1 s (another session held a lock that long)" in result.stderr, result.stderr
+    finally:
+        holder.rollback()
+        holder.close()
