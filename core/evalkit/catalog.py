@@ -28,8 +28,8 @@ from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, 
 from .timeouts import TimeLimitExceeded
 
 __all__ = [
-    "ConfigAware", "LocatesSets", "RefusesSets", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog",
-    "question_set_catalog",
+    "ConfigAware", "LocatesSets", "RefusesSets", "SetCatalog", "SourcedSet", "calibration_set_catalog", "clash", "load_catalog",
+    "prompt_set_catalog", "question_set_catalog",
 ]  # fmt: skip
 
 
@@ -412,3 +412,10 @@ def question_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None
     from .questions import GoldenQuestionSet
 
     return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers, config, GoldenQuestionSet)
+
+
+def calibration_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
+    """Calibration sets from the ``evalkit.calibration_sets`` group (providers' options from ``config``)."""
+    from .calibration import CalibrationSet
+
+    return load_catalog("evalkit.calibration_sets", "calibration_sets", "calibration set", extra_providers, config, CalibrationSet)
