@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import hooks
+from ..arguments import OPTIONAL_TEXT, check_arguments
 from ..components import read_wait_ready
 from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
@@ -44,7 +45,6 @@ from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import check_label
 from ..wording import argument, counted, path_named
-from .arguments import OPTIONAL_TEXT, check_arguments
 from .lifecycle import execute
 from .outcome import Outcome
 from .placement import continuing_options, store_options
