@@ -29,7 +29,6 @@ from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
-from ..leases import resume_defaults
 from ..prompts import GoldenPromptSet
 from ..storage import (
     check_database_url,
@@ -45,6 +44,7 @@ from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import check_label
 from ..wording import argument, counted, path_named
+from .continuing import resume_defaults
 from .lifecycle import execute
 from .outcome import Outcome
 from .placement import continuing_options, store_options
