@@ -1209,7 +1209,7 @@ def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that
 
 
 def test_the_missing_shards_of_a_killed_run_of_a_set_built_in_code_are_each_a_library_call() -> None:
-    from evalkit.leases import resume_hint
+    from evalkit.run.continuing import resume_hint
     from evalkit.run.placement import in_code_provenance
     from evalkit.runs import Run
 
@@ -1457,7 +1457,7 @@ def test_a_stopped_library_run_says_the_grader_judge_configuration_and_store_tha
 
     from evalkit import evaluate_set
     from evalkit.config import load_config
-    from evalkit.leases import resume_hint
+    from evalkit.run.continuing import resume_hint
     from evalkit.storage import close_repository, open_repository
 
     from tests.cli.test_judges import verdicts, write_project
@@ -1510,7 +1510,7 @@ def test_a_stopped_library_run_of_a_generator_bound_in_code_says_the_call_not_a_
     from evalkit.answers import Answer
     from evalkit.components import BoundGenerator, bind_generator
     from evalkit.config import load_config
-    from evalkit.leases import resume_hint
+    from evalkit.run.continuing import resume_hint
 
     from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
 

@@ -77,7 +77,8 @@ def test_a_limit_that_is_none_is_refused() -> None:
 
 
 def test_the_line_on_a_run_whose_shards_ended_tells_a_limit_from_a_kill() -> None:
-    from evalkit.leases import RunLiveness, gone_sentence, resume_hint, status_label, stopped_by_limit
+    from evalkit.leases import RunLiveness
+    from evalkit.run.continuing import gone_sentence, resume_hint, status_label, stopped_by_limit
 
     run = Run(id="r-1", set_identifier="arith.basic", grader="deterministic", provider_instance="prod",
               provenance={LIMIT_STOPS: {"1/3": REQUESTS}})  # fmt: skip

@@ -6,12 +6,12 @@ cheap; ``from evalkit import GoldenPromptSet`` works as usual.
 
 from __future__ import annotations
 
+from .version import __version__
+
 # typing is imported only for type checkers: `evalkit --help` must start fast.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-__version__ = "0.1.0"
 
 _EXPORTS = {
     "Answer": "answers",

@@ -81,8 +81,9 @@ def baseline_document(run: Run, acceptance: Acceptance | None, privacy: str | No
     (default: the run's own level; a level that keeps more than the run's is refused). A usage
     error, before anything is written, when the content breaks the file's schema, so that
     :func:`read_baseline_file` would refuse it."""
-    from . import __version__, convert
+    from . import convert
     from .storage.values import BaselineScope
+    from .version import __version__
 
     stored = run.privacy or "metadata"
     level = privacy or stored

@@ -5,6 +5,7 @@ A calibration set names the grader it calibrates (``rubric``, ``decision``, ``gr
 items, each with what that judge sees and the people's label. It ships like a golden set: from a
 provider in the ``evalkit.calibration_sets`` entry-point group (``provider.calibration_sets()``),
 or from a set file with ``kind: calibration`` among the configuration's ``[sets] paths``.
+The catalog of the installed ones is :func:`evalkit.catalog.calibration_set_catalog`.
 ``evalkit judge calibrate`` asks the judge every item and measures its agreement with the labels
 (:mod:`evalkit.agreement`).
 """
@@ -22,7 +23,6 @@ __all__ = [
     "CALIBRATED_GRADERS",
     "CalibrationItem",
     "CalibrationSet",
-    "calibration_set_catalog",
     "calibration_set_problems",
     "item_problems",
 ]
@@ -135,9 +135,3 @@ def calibration_set_problems(calibration: Any) -> list[str]:
         problems.extend(item_problems(item, calibration.grader, labels))
     return problems
 
-
-def calibration_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> Any:
-    """Calibration sets from the ``evalkit.calibration_sets`` group (a :class:`~evalkit.catalog.SetCatalog`)."""
-    from .catalog import load_catalog
-
-    return load_catalog("evalkit.calibration_sets", "calibration_sets", "calibration set", extra_providers, config, CalibrationSet)

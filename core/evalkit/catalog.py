@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Container, Iterable, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -24,12 +22,13 @@ from .errors import (
 )
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
+from .set_file_heads import set_file_hint
 from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, read_up_to, short_repr, too_long
 from .timeouts import TimeLimitExceeded
 
 __all__ = [
-    "ConfigAware", "LocatesSets", "RefusesSets", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog",
-    "question_set_catalog",
+    "ConfigAware", "LocatesSets", "RefusesSets", "SetCatalog", "SourcedSet", "calibration_set_catalog", "clash", "load_catalog",
+    "prompt_set_catalog", "question_set_catalog",
 ]  # fmt: skip
 
 
@@ -284,65 +283,8 @@ def _hook_call(call: Any, name: str, limit: float) -> Any:
     return plugin_call_within(call, (limit, "set_load_timeout"), f"{name}()", f"evalkit-{name}")
 
 
-#: How much of a file named where a set identifier was expected is read to find the identifier
-#: it declares: enough for the head of any set file, never a whole large file.
-SET_FILE_HINT_BYTES = 64 * 1024
-
-_DECLARED_IDENTIFIER = re.compile(r"""["']?\bidentifier["']?\s*[:=]\s*["']?([a-z0-9_]+(?:\.[a-z0-9_]+)*)""")
-
-
-#: The command that runs a set of each kind by its identifier, for :func:`set_file_hint`.
+#: The command that runs a set of each kind by its identifier, for :func:`~evalkit.set_file_heads.set_file_hint`.
 _RUN_BY_KIND = {"golden prompt set": "evalkit run", "golden question set": "evalkit retrieval"}
-
-
-def _declared_identifier(file: Path, head: str) -> str | None:
-    """The set identifier the file's ``head`` declares, by the loader's rule for a JSONL file
-    (:func:`~evalkit.setfiles.documents.jsonl_declared_identifier`: no header line, the file's
-    name), by its ``identifier`` key for the others; ``None`` when none that reads as an
-    identifier is found."""
-    if file.suffix.lower() == ".jsonl":
-        from .setfiles.documents import jsonl_declared_identifier
-        from .validation import IDENTIFIER_PATTERN
-
-        declared = jsonl_declared_identifier(file, head)
-        return declared if declared is not None and IDENTIFIER_PATTERN.fullmatch(declared) else None
-    found = _DECLARED_IDENTIFIER.search(head)
-    return None if found is None else found.group(1)
-
-
-def set_file_hint(identifier: str, command: str | None = None, known: Container[str] = ()) -> str:
-    """When ``identifier`` names a regular file (a set file given by its path), a sentence saying
-    that set files are run by the identifier they declare, naming it (and ``command`` with it) when
-    the file's head declares one, and whether it is among the ``known`` ones; else ``""``. Reads
-    at most :data:`SET_FILE_HINT_BYTES`, opened as every file evalkit reads
-    (:func:`~evalkit.textfiles.open_regular_file`: never waiting on a pipe); any error reading it
-    gives the hint without the identifier."""
-    import os
-    import stat
-
-    from .textfiles import open_regular_file
-
-    try:
-        if not stat.S_ISREG(os.stat(identifier).st_mode):
-            return ""
-    except (OSError, ValueError):  # no such file, a name too long, a NUL in it
-        return ""
-    generic = "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare."
-    try:
-        with open_regular_file(identifier) as handle:
-            head = handle.read(SET_FILE_HINT_BYTES).decode("utf-8", errors="replace").removeprefix("\ufeff")
-    except (OSError, ValueError):
-        return generic
-    declared = _declared_identifier(Path(identifier), head)
-    if declared is None:
-        return generic
-    run = f" ({command} {declared})" if command else ""
-    if declared in known:
-        return f"That is a set file, and it declares the set {quoted(declared)}, which is known: run it by that identifier{run}."
-    return (
-        f"That is a set file, and it declares the set {quoted(declared)}: list the file under [sets] paths "
-        f"in evalkit.toml and run it by that identifier{run}."
-    )
 
 
 def _locations(
@@ -412,3 +354,10 @@ def question_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None
     from .questions import GoldenQuestionSet
 
     return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers, config, GoldenQuestionSet)
+
+
+def calibration_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
+    """Calibration sets from the ``evalkit.calibration_sets`` group (providers' options from ``config``)."""
+    from .calibration import CalibrationSet
+
+    return load_catalog("evalkit.calibration_sets", "calibration_sets", "calibration set", extra_providers, config, CalibrationSet)

@@ -15,17 +15,17 @@ priced as prompt tokens: providers' discounts for them differ and change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from .answers import Usage
 from .shapes import decimal_text
-from .storage.values import CaseUsage
 
 __all__ = [
+    "CaseUsage",
     "DEFAULT_CURRENCY",
     "MILLION",
     "Price",
@@ -279,9 +279,38 @@ def spend_tokens(spend: Mapping[str, Any] | None) -> int | None:
     return total
 
 
+class CaseUsage(NamedTuple):
+    """One stored case as a run's spend and its limits count it (a row of
+    :meth:`~evalkit.storage.RunSpending.case_usage`; :func:`run_spend` sums them): its generator ``usage``, its judge calls'
+    ``judge_usage``, its ``answer_source``, whether it ``errored``, the generator ``requests`` that
+    got a reply (``None``: not stored) and the ``requests_sent``, a failed one included (``None``:
+    not stored — a case stored before they were counted, or a store written before this field).
+
+    A tuple, so a store may yield plain tuples: one of the first four fields, or five (written
+    before ``requests_sent``), reads the missing ones as not stored (:meth:`of`)."""
+
+    usage: Any
+    judge_usage: tuple[Any, ...] = ()
+    answer_source: str | None = None
+    errored: bool = False
+    requests: int | None = None
+    requests_sent: int | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> CaseUsage:
+        """``row`` as a :class:`CaseUsage`: one as it is, a store's plain tuple (four to six values)
+        with the fields it does not give read as not stored."""
+        return row if isinstance(row, cls) else cls(*row)
+
+    @classmethod
+    def rows(cls, rows: Iterable[Any]) -> Iterator[CaseUsage]:
+        """Each of a store's ``case_usage`` rows as a :class:`CaseUsage` (:meth:`of`)."""
+        return (cls.of(row) for row in rows)
+
+
 def run_spend(pricing: Mapping[str, Any] | None, rows: Iterable[Any]) -> RunSpend:
     """A run's spend from its cases' stored usage (``rows``: a store's
-    :class:`~evalkit.storage.CaseUsage` rows, see :class:`~evalkit.storage.RunSpending`), priced as
+    :class:`CaseUsage` rows, see :class:`~evalkit.storage.RunSpending`), priced as
     its stored ``pricing`` says. A case stored before its requests were counted (``None``) counts
     one, as it did then."""
     spend = RunSpend.priced(pricing)
@@ -301,7 +330,7 @@ def stored_replies(usage: Usage | None, errored: bool, requests: int | None) -> 
 
 
 def limited_requests(case: CaseUsage) -> int:
-    """The generator requests ``--max-requests`` counts for a case (a :class:`~evalkit.storage.CaseUsage`
+    """The generator requests ``--max-requests`` counts for a case (a :class:`CaseUsage`
     row): the requests it sent (``requests_sent``: each answer and model turn asked, a failed one
     included; a transport retry is not counted). The running process counts each answer by it as
     it settles, and every shard (a resume too) counts the run's stored cases by it, so they agree:

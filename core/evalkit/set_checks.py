@@ -136,8 +136,8 @@ def _installed(
 
     Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
     """
-    from .calibration import calibration_set_catalog, calibration_set_problems
-    from .catalog import prompt_set_catalog, question_set_catalog
+    from .calibration import calibration_set_problems
+    from .catalog import calibration_set_catalog, prompt_set_catalog, question_set_catalog
     from .retrieval.validation import question_set_problems
     from .validation import prompt_set_problems
 
@@ -189,8 +189,7 @@ def _clashes_with_installed(loaded: SetFiles, config: Config) -> list[SetProblem
     refuse (configured), or whose runs would share the installed set's baselines in the store.
     The files provider's own listing is no clash (it reads these very files, or others that
     `evalkit validate` checks); a provider that fails is the business of `evalkit validate SET`."""
-    from .calibration import calibration_set_catalog
-    from .catalog import clash, prompt_set_catalog, question_set_catalog
+    from .catalog import calibration_set_catalog, clash, prompt_set_catalog, question_set_catalog
     from .registry import PluginRecord
 
     here = PluginRecord("", FILES_PROVIDER, "", "", "")  # stands for the named file in the clash's wording

@@ -599,7 +599,7 @@ def validate_prompt_set(
     how many prompts it has. One pass over the prompts (``visit`` and ``progress``: see
     :func:`survey_prompt_set`). An argument of the wrong kind (a set identifier instead of the
     set) is a :class:`~evalkit.errors.UsageError` naming it."""
-    from .run.arguments import CALLBACK, check_arguments, one_of, optional
+    from .arguments import CALLBACK, check_arguments, one_of, optional
 
     wanted = {
         "golden_set": one_of(GoldenPromptSet),

@@ -3,7 +3,7 @@
 The run is finished when its stored status is no longer ``running`` (the last shard closes it)
 and, on a store that keeps verdicts, its verdict is recorded. A run a shard's spending limit closed
 ``incomplete`` is not finished while another shard has not ended (not started, or still answering:
-:func:`~evalkit.leases.unended`): that shard reopens it. A run that does not exist yet is
+:func:`~evalkit.run.continuing.unended`): that shard reopens it. A run that does not exist yet is
 waited for too: the final job may start before the first shard has written anything, and so is a
 sharded run some of whose shards have not taken their lease yet — unless its id is one no shard can
 store (``evalkit run --run-id`` refuses it: ``ci-1/feature/x``), refused at once (exit 2) instead of
@@ -27,7 +27,7 @@ from .wording import counted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .leases import ResumeDefaults
+    from .run.continuing import ResumeDefaults
 
 __all__ = ["MAX_WAIT_S", "parse_duration", "wait_for_run"]
 
@@ -52,9 +52,9 @@ def _finished(repository: ResultRepository, run: Run | None) -> bool:
 
 
 def _unended(repository: ResultRepository, run: Run) -> tuple[int, ...]:
-    """The shards of ``run`` that have not ended (:func:`evalkit.leases.unended`), as its leases
+    """The shards of ``run`` that have not ended (:func:`evalkit.run.continuing.unended`), as its leases
     say; none when the store keeps no leases."""
-    from .leases import unended
+    from .run.continuing import unended
 
     leases = capabilities(repository).leases
     if leases is None:
@@ -82,8 +82,9 @@ def _pending_words(repository: ResultRepository, run: Run) -> str:
 def _refuse_gone(repository: ResultRepository, run: Run, defaults: ResumeDefaults | None = None) -> None:
     """:class:`RunNotFinished` when no process answers ``run`` any more and none has for longer
     than a lease stays live (a run that is answered, or has a shard still to start, is waited for;
-    ``defaults``: see :func:`evalkit.leases.resume_hint`)."""
-    from .leases import gone_sentence, liveness, stopped_by_limit
+    ``defaults``: see :func:`evalkit.run.continuing.resume_hint`)."""
+    from .leases import liveness
+    from .run.continuing import gone_sentence, stopped_by_limit
 
     live = liveness(repository, [run]).get(run.id)
     # Shards a spending limit stopped ended: nothing answers them until they are run again, so
@@ -112,7 +113,7 @@ def wait_for_run(
     ``timeout_s`` passes first, or when no process answers the run any more (see the module); a
     usage error at once when the run is not stored and no shard could store it (its id refused).
     ``defaults``: what a bare continuing command answers with, for the command that continues a run
-    no process answers (:func:`evalkit.leases.resume_defaults`)."""
+    no process answers (:func:`evalkit.run.continuing.resume_defaults`)."""
     deadline = clock() + timeout_s
     first = True
     while True:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalkit.calibration import calibration_set_catalog
+from evalkit.catalog import calibration_set_catalog
 from evalkit.config import load_config
 from sklearn.metrics import cohen_kappa_score
 

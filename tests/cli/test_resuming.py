@@ -97,7 +97,7 @@ def test_a_provider_named_with_a_control_character_is_continued_by_the_line_as_p
     import subprocess
 
     from evalkit import evaluate_set
-    from evalkit.leases import resume_hint
+    from evalkit.run.continuing import resume_hint
     from evalkit.storage import close_repository, open_repository
 
     from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with

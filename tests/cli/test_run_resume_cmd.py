@@ -922,7 +922,7 @@ def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(
 
 def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_its_cache_in_its_library_call() -> None:
     # repeats=3 is not said: a call that gives none continues a run with its own
-    from evalkit.leases import resume_hint
+    from evalkit.run.continuing import resume_hint
     from evalkit.run.placement import prompt_run_provenance
     from evalkit.runs import Run
 
@@ -942,7 +942,7 @@ def test_a_resume_line_never_says_the_repeats_a_bare_continuing_command_answers_
     # says when it is pasted: the line said `--repeats N` whenever the configuration it was printed
     # under was not known (a viewer built without one) or said another number. The shortest line
     # does the same; a shard's too.
-    from evalkit.leases import ResumeDefaults, resume_hint
+    from evalkit.run.continuing import ResumeDefaults, resume_hint
     from evalkit.run.placement import prompt_run_provenance
     from evalkit.runs import Run
 

@@ -12,7 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from evalkit.calibration import calibration_set_catalog, calibration_set_problems
+from evalkit.calibration import calibration_set_problems
+from evalkit.catalog import calibration_set_catalog
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
 

@@ -331,7 +331,7 @@ def test_the_line_continuing_a_killed_run_names_the_store_the_viewer_was_given(
 def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client, viewer_cli, stored, store_url) -> None:
     """`history` and `show` said `running (no live process)` since when, with the command that
     continues the run, where the viewer's run and set pages said plain `running` and the run page
-    "still being answered"; they now read the same rule (`evalkit.leases.status_label`, `gone_sentence`)."""
+    "still being answered"; they now read the same rule (`evalkit.run.continuing.status_label`, `gone_sentence`)."""
 
     # shard 1 is in, shard 2 not started yet: the run is waited for, not given up on
     waiting = run_page(client, stored.live)
@@ -404,7 +404,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_i
     """A killed run of a configured instance given another `--model`: `show` and `history` say
     `--provider app --model app-mini` in the line that continues it (the configured alias would be
     refused), where the run and compare pages said `--provider app` alone: they read the same
-    configured aliases (`evalkit.leases.resume_defaults`)."""
+    configured aliases (`evalkit.run.continuing.resume_defaults`)."""
     from evalkit.storage import open_repository
 
     done = viewer_cli("run", "viewkit.live", "--provider", "app", "--privacy", "full", "--json")

@@ -57,8 +57,8 @@ def _differences(base: Any, run: Any, alive: Any, config: Any, args: Arguments) 
     """What differs between the two runs besides their cases, and which is not complete (a running
     run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
-    aliases call for: :func:`evalkit.leases.resume_defaults`)."""
-    from ..leases import gone_clause, status_label
+    aliases call for: :func:`evalkit.run.continuing.resume_defaults`)."""
+    from ..run.continuing import gone_clause, status_label
     from ..verdict import different_corpora, different_k
     from .resuming import continuing_defaults
     from .stored import identity_label, measured_label

@@ -80,7 +80,8 @@ def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..config import load_config
     from ..errors import UsageError
-    from ..leases import gone_sentence, liveness, status_label
+    from ..leases import liveness
+    from ..run.continuing import gone_sentence, status_label
     from ..storage import capabilities, close_repository, counted_so_far, unwrapped
     from .console import console
     from .json_output import print_json

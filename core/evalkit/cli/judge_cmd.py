@@ -51,7 +51,7 @@ def calibrate(**params: Any) -> Arguments:
 
 def _calibrate(args: Arguments) -> int:
     """Calibrate, print, return 0."""
-    from ..calibration import calibration_set_catalog
+    from ..catalog import calibration_set_catalog
     from ..config import load_config
     from ..judge_calibration import JudgeSettings, calibrate_judge
 

@@ -86,8 +86,9 @@ def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
 
 def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
-    from ..leases import gone_sentence, liveness
+    from ..leases import liveness
     from ..reports.targets import ReportTarget
+    from ..run.continuing import gone_sentence
     from ..runs import RunStatus
     from ..storage import close_repository
     from .console import console

@@ -67,7 +67,7 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``). A shard's
     ends ``--shard I/N --run-id RUN_ID`` (``--shard`` as it was typed, ``auto`` too): it is run
     again, its slice answered — a resume answers the whole run, and is refused while another shard
-    answers it. Built as a line printed later from the stored run is (:func:`evalkit.leases.resume_hint`),
+    answers it. Built as a line printed later from the stored run is (:func:`evalkit.run.continuing.resume_hint`),
     by :func:`evalkit.run.placement.continuing_command`, from the :func:`resumed_options` the run
     keeps: the store's words last, before the place."""
     shard = getattr(args, "shard", None)
@@ -79,12 +79,12 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
 
 def continuing_defaults(args: Arguments, config: Any) -> Any:
     """What a command that reads the store (``show``, ``history``, ``compare``, ``report``) passes
-    :func:`evalkit.leases.gone_sentence` for a run no process answers: the configuration's
-    :func:`~evalkit.leases.resume_defaults`, with the :func:`store_words` this command was given,
+    :func:`evalkit.run.continuing.gone_sentence` for a run no process answers: the configuration's
+    :func:`~evalkit.run.continuing.resume_defaults`, with the :func:`store_words` this command was given,
     so the line it prints continues the run in the store it read."""
     import attrs
 
-    from ..leases import resume_defaults
+    from ..run.continuing import resume_defaults
 
     return attrs.evolve(resume_defaults(config), store=store_words(args))
 

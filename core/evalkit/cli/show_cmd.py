@@ -203,7 +203,7 @@ def _print_tables(
     out.print(f"Status:     {run.status.value}, {answered_text(run)}")
     if live is not None and live.gone:
         from ..config import load_config
-        from ..leases import gone_sentence
+        from ..run.continuing import gone_sentence
         from .resuming import continuing_defaults
 
         # the configured aliases and repeats: a run given another --model or --repeats is continued

@@ -71,7 +71,7 @@ def validate_question_set(question_set: GoldenQuestionSet) -> None:
     the list instead. Anything but a :class:`GoldenQuestionSet` (its identifier, a prompt set) is
     a :class:`~evalkit.errors.UsageError` naming the argument.
     """
-    from evalkit.run.arguments import check_arguments, one_of
+    from evalkit.arguments import check_arguments, one_of
 
     check_arguments("validate_question_set", {"question_set": question_set}, {"question_set": one_of(GoldenQuestionSet)})
     problems = question_set_problems(question_set)

@@ -252,8 +252,8 @@ def estimate_set(
     the wrong kind (``database=""``, ``grader=None``, ``on_check=5``) is refused by name first, as
     :func:`evalkit.evaluate_set` refuses it."""
     from .. import hooks
+    from ..arguments import CALLBACK, OPTIONAL_TEXT, check_arguments
     from .answering import prompts as prompt_answering
-    from .arguments import CALLBACK, OPTIONAL_TEXT, check_arguments
     from .library import chosen_repeats, opened
     from .settings import prompt_run_kinds
 

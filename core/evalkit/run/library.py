@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import hooks
+from ..arguments import OPTIONAL_TEXT, check_arguments
 from ..components import read_wait_ready
 from ..config import Config, load_config, privacy_refusal
 from ..errors import UsageError
 from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
-from ..leases import resume_defaults
 from ..prompts import GoldenPromptSet
 from ..storage import (
     check_database_url,
@@ -44,7 +44,7 @@ from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import check_label
 from ..wording import argument, counted, path_named
-from .arguments import OPTIONAL_TEXT, check_arguments
+from .continuing import resume_defaults
 from .lifecycle import execute
 from .outcome import Outcome
 from .placement import continuing_options, store_options

@@ -46,7 +46,7 @@ from ..errors import (
     StoreUnavailable,
     UsageError,
 )
-from ..leases import LeaseKeeper, resume_hint
+from ..leases import LeaseKeeper
 from ..run_lookup import unknown_run
 from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
@@ -58,6 +58,7 @@ from ..verdict import Verdict
 from ..wording import argument, counted, quoted
 from . import stored_runs
 from .answering import Answering, Slice
+from .continuing import resume_hint
 from .decide import Judging, recorded_verdict, settle
 from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
 from .outcome import Outcome, ShardFigures

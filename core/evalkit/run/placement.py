@@ -168,7 +168,7 @@ def continuing_command(
     """``evalkit WORDS… OPTIONS… STORE… ENDING… LIMITS…``, quoted for a shell (:func:`shell_line`):
     the one builder of the command line that continues a run, the live one a command prints as it
     was given (:func:`evalkit.cli.resuming.resume_command`) and the one printed later from the
-    stored run (:func:`evalkit.leases.resume_hint`, from its :data:`RESUMED_OPTIONS`), so the two
+    stored run (:func:`evalkit.run.continuing.resume_hint`, from its :data:`RESUMED_OPTIONS`), so the two
     cannot say different things. ``words``: the command and its arguments (``("run", SET)``);
     ``options``: each option that changes what the run does as its words (``("--concurrency",
     "3")``), in the command's order; ``store``: the ``--config``/``--database`` words of the store
@@ -481,10 +481,10 @@ def continuing_options(
     grades it (:func:`grading_options`), how (:func:`answering_options`) and ``--answers-from SOURCE`` for a run that reuses a stored run's
     answers (without it the model is asked for the rest). The one source of these words for every
     line built from a run rather than from a command line: a stored run's (``history``, ``show``,
-    the viewer: :func:`evalkit.leases.resume_hint`) and a library call's, whose caller typed no
+    the viewer: :func:`evalkit.run.continuing.resume_hint`) and a library call's, whose caller typed no
     command (:func:`evalkit.evaluate_set` gives its run's header). ``aliases``: see
     :func:`generator_options`. ``store``: the ``--config`` and ``--database`` words of the store the
-    line is printed from (:attr:`evalkit.leases.ResumeDefaults.store`), after the generator's."""
+    line is printed from (:attr:`evalkit.run.continuing.ResumeDefaults.store`), after the generator's."""
     words = [*generator_options(run, aliases), *grading_options(run), *store, *answering_options(run)]
     if run.answers_reused == "answers-from" and run.source_run_id:
         words += ["--answers-from", run.source_run_id]

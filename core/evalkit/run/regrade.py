@@ -85,10 +85,10 @@ def regrade_run(
     (``database=""``, ``command_args="--grader"``, ``on_case=5``) is refused by name first, as
     :func:`evalkit.evaluate_set` refuses it.
     """
+    from ..arguments import OPTIONAL_TEXT, TEXT, WORDS, check_arguments
     from . import library
     from .answering import prompts as prompt_answering
     from .answering import spending
-    from .arguments import OPTIONAL_TEXT, TEXT, WORDS, check_arguments
     from .settings import prompt_run_kinds
 
     kinds = prompt_run_kinds(

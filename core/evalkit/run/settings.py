@@ -5,7 +5,7 @@ Each keyword is a field of an attrs class — :class:`PromptRunSettings` for a p
 :class:`RetrievalRunSettings` for a retrieval run, both :class:`RunSettings`, which holds what
 the two share. The field is the whole declaration of its keyword: its name, its default, the
 kind of value it takes (checked first, so a wrong kind is refused by name:
-:func:`~evalkit.run.arguments.check_arguments`), one line of help (the library functions'
+:func:`~evalkit.arguments.check_arguments`), one line of help (the library functions'
 docstrings and signatures are generated from it: :func:`documented`), whether a line that
 continues a run repeats it as the option of the same name (:data:`SAID_KEYWORDS`), how
 ``evalkit run`` and ``evalkit retrieval`` give it — the click parameter that feeds it (``option``)
@@ -34,14 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from ..components import BoundGenerator
-from ..config import Config
-from ..errors import UnknownKeywordError
-from ..gate_settings import GateSettings
-from ..prompts import GoldenPromptSet
-from ..tolerance import Tolerances
-from ..wording import did_you_mean, quoted
-from .arguments import (
+from ..arguments import (
     CALLBACK,
     DATABASE,
     FLAG,
@@ -57,6 +50,13 @@ from .arguments import (
     check_arguments,
     optional,
 )
+from ..components import BoundGenerator
+from ..config import Config
+from ..errors import UnknownKeywordError
+from ..gate_settings import GateSettings
+from ..prompts import GoldenPromptSet
+from ..tolerance import Tolerances
+from ..wording import did_you_mean, quoted
 from .placement import Shard
 
 if TYPE_CHECKING:
@@ -305,7 +305,7 @@ def prompt_run_kinds(*names: str, **more: Kind) -> dict[str, Kind]:
     """The kinds of :func:`~evalkit.run.library.evaluate_set`'s keywords ``names``, with ``more``: a
     library call that takes some of them (:func:`~evalkit.run.estimate.estimate_set`,
     :func:`~evalkit.run.regrade.regrade_run`) checks them by the same rule, first
-    (:func:`~evalkit.run.arguments.check_arguments`). ``set_identifier`` is the set's."""
+    (:func:`~evalkit.arguments.check_arguments`). ``set_identifier`` is the set's."""
     kinds = {**kinds_of(PromptRunSettings), "set_identifier": PROMPT_SET}
     return {**{name: kinds[name] for name in names}, **more}
 

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json, too_many_digits
+from ..set_file_heads import is_jsonl_header, jsonl_file_identifier
 from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, JsonPath, quoted, quoted_key
 
@@ -33,9 +34,6 @@ __all__ = [
     "SUFFIXES",
     "FileSyntaxError",
     "SetDocument",
-    "is_jsonl_header",
-    "jsonl_declared_identifier",
-    "jsonl_file_identifier",
     "made_document",
     "read_document",
 ]
@@ -690,42 +688,6 @@ def _json_places(text: str) -> tuple[dict[JsonPath, tuple[int, int]], dict[JsonP
     keys: dict[JsonPath, tuple[int, int]] = {}
     _JsonScan(positions, keys, []).scan(text, _Lines(text), ())
     return positions, keys
-
-
-#: The keys that make a JSONL line a member of the set, not its header.
-JSONL_MEMBER_KEYS = frozenset(("prompt", "question", "template", "messages"))
-
-
-def is_jsonl_header(first: Any) -> bool:
-    """Whether ``first``, the parsed first line of a JSONL set file, is the set's header: an object
-    with none of :data:`JSONL_MEMBER_KEYS`, and no ``id`` unless it has an ``identifier`` too."""
-    return (
-        isinstance(first, dict) and not JSONL_MEMBER_KEYS & set(first) and ("id" not in first or "identifier" in first)
-    )
-
-
-def jsonl_file_identifier(file: Path) -> str:
-    """The identifier (and name) of a JSONL set file without a header line: its file name without
-    its suffix (``myapp.faq.jsonl`` holds the set ``myapp.faq``)."""
-    return file.name[: -len(file.suffix)]
-
-
-def jsonl_declared_identifier(file: Path, head: str) -> str | None:
-    """The identifier the JSONL set file ``file`` holds, found from ``head`` (its first part) as
-    :func:`read_document` finds it: its header's ``identifier`` (``None`` when that is not text), or
-    without a header :func:`jsonl_file_identifier`. ``None`` when the first line cannot be parsed
-    (or ``head`` ends before it does)."""
-    first = next((line for line in json_lines(head) if line.strip()), None)
-    if first is None:
-        return jsonl_file_identifier(file)
-    try:
-        parsed = parse_json(first)
-    except (ValueError, RecursionError):
-        return None
-    if not is_jsonl_header(parsed):
-        return jsonl_file_identifier(file)
-    declared = parsed.get("identifier")
-    return declared if isinstance(declared, str) else None
 
 
 def _read_jsonl(file: Path, text: str) -> SetDocument:

@@ -174,8 +174,8 @@ def _usage_rows(rows: Any, name: str, label: str) -> Any:
     the store's failure when it is not a row evalkit can sum (:func:`~evalkit.storage.returned.usage_row_problem`):
     a row of three values or a count that is text ended ``evalkit run`` in an internal error, a
     negative, huge or NaN count was summed into the run's spend and its limits."""
+    from ..costs import CaseUsage
     from .returned import usage_row_problem
-    from .values import CaseUsage
 
     for index, row in enumerate(rows):
         if (problem := usage_row_problem(row)) is not None:

@@ -40,6 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from ..answers import ServingIdentity
+from ..costs import CaseUsage
 from ..runs import CaseResult, Run
 from .values import (
     VERDICT_STATES,
@@ -49,7 +50,6 @@ from .values import (
     CaseMark,
     CasePair,
     CaseTally,
-    CaseUsage,
     LeaseOwner,
     RunLiveness,
     RunOutcomes,

@@ -27,9 +27,9 @@ from typing import Any
 import attrs
 
 from ..answers import USAGE_FIELDS, Usage, token_count_problem
+from ..costs import CaseUsage
 from ..shapes import short_repr
 from .stored_checks import LATEST_TIME
-from .values import CaseUsage
 
 __all__ = ["usage_row_problem", "value_problem"]
 

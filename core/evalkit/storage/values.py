@@ -10,8 +10,10 @@ nothing here imports a store or a service, so no import circle runs through them
 * leases: :class:`LeaseOwner`, :class:`LeaseHolder`, :class:`ShardProgress`, :class:`RunLiveness`
   (is any process still answering a run), the overlap rule and the two refusals a store raises (:class:`RunBusyError`, :class:`ShardMismatchError`);
 * what a store counts or pairs for a streamed verdict: :class:`CaseTally`, :class:`CaseMark`,
-  :class:`CasePair`;
-* what a run's spend and its limits are summed from: :class:`CaseUsage`.
+  :class:`CasePair`.
+
+What a run's spend and its limits are summed from, a store's ``case_usage`` row
+(:class:`~evalkit.costs.CaseUsage`), lives with the summing in :mod:`evalkit.costs`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -53,7 +55,6 @@ __all__ = [
     "CaseMark",
     "CaseOutcome",
     "CasePair",
-    "CaseUsage",
     "RunOutcomes",
     "CaseTally",
     "LeaseHolder",
@@ -554,33 +555,3 @@ class CalibrationRecord:
     self_agreement: float | None
     calibrated_at: float
     report: Mapping[str, Any] = attrs.field(factory=dict)
-
-
-
-class CaseUsage(NamedTuple):
-    """One stored case as a run's spend and its limits count it (a row of
-    :meth:`~evalkit.storage.RunSpending.case_usage`): its generator ``usage``, its judge calls'
-    ``judge_usage``, its ``answer_source``, whether it ``errored``, the generator ``requests`` that
-    got a reply (``None``: not stored) and the ``requests_sent``, a failed one included (``None``:
-    not stored — a case stored before they were counted, or a store written before this field).
-
-    A tuple, so a store may yield plain tuples: one of the first four fields, or five (written
-    before ``requests_sent``), reads the missing ones as not stored (:meth:`of`)."""
-
-    usage: Any
-    judge_usage: tuple[Any, ...] = ()
-    answer_source: str | None = None
-    errored: bool = False
-    requests: int | None = None
-    requests_sent: int | None = None
-
-    @classmethod
-    def of(cls, row: Any) -> CaseUsage:
-        """``row`` as a :class:`CaseUsage`: one as it is, a store's plain tuple (four to six values)
-        with the fields it does not give read as not stored."""
-        return row if isinstance(row, cls) else cls(*row)
-
-    @classmethod
-    def rows(cls, rows: Iterable[Any]) -> Iterator[CaseUsage]:
-        """Each of a store's ``case_usage`` rows as a :class:`CaseUsage` (:meth:`of`)."""
-        return (cls.of(row) for row in rows)

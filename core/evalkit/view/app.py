@@ -34,9 +34,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import StorageError
-from ..leases import status_label
 from ..privacy import scrub
 from ..reports.escape import visible
+from ..run.continuing import status_label
 from ..run_figures import answered_text
 from ..storage.urls import redact_url
 from . import urls

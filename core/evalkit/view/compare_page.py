@@ -14,8 +14,9 @@ import attrs
 
 from ..case_texts import CaseSource
 from ..errors import UsageError
-from ..leases import ResumeDefaults, RunLiveness, gone_clause, status_label
+from ..leases import RunLiveness
 from ..reports.model import Report
+from ..run.continuing import ResumeDefaults, gone_clause, status_label
 from ..runs import Run, RunKind
 from ..tolerance import Tolerances
 from ..verdict import Comparison, different_corpora
@@ -104,8 +105,8 @@ def run_differences(
 ) -> tuple[str, ...]:
     """What differs between the two runs besides their cases (who answered, the grader, the set),
     and which of them is not complete: a running run no process answers any more as ``history``
-    and ``show`` say it (``alive``: the runs' liveness, :func:`evalkit.leases.status_label`;
-    ``defaults``: what a bare continuing command answers with, :func:`evalkit.leases.resume_defaults`)."""
+    and ``show`` say it (``alive``: the runs' liveness, :func:`evalkit.run.continuing.status_label`;
+    ``defaults``: what a bare continuing command answers with, :func:`evalkit.run.continuing.resume_defaults`)."""
     notes = []
     before, after = Report(run=base).identity, Report(run=run).identity
     retrieval = base.kind is RunKind.RETRIEVAL and run.kind is RunKind.RETRIEVAL

@@ -14,8 +14,9 @@ from typing import Any
 import attrs
 
 from ..baselines import Acceptance
-from ..leases import ResumeDefaults, RunLiveness, gone_sentence, status_label
+from ..leases import RunLiveness
 from ..reports.model import Figure, Report
+from ..run.continuing import ResumeDefaults, gone_sentence, status_label
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..shapes import whole_number
 from ..storage import StoredVerdict
@@ -194,7 +195,7 @@ class RunPage:
     index_seconds: float
     #: Whether a process answers the run now, as its leases say (``None``: not running, or unknown).
     liveness: RunLiveness | None = None
-    #: What a bare continuing command answers with (:func:`evalkit.leases.resume_defaults`; ``None``:
+    #: What a bare continuing command answers with (:func:`evalkit.run.continuing.resume_defaults`; ``None``:
     #: not known), for the ``--model`` of the line that continues a run no process answers.
     defaults: ResumeDefaults | None = None
 
@@ -206,13 +207,13 @@ class RunPage:
 
     @property
     def status(self) -> str:
-        """The run's status as ``history`` and ``show`` say it (:func:`evalkit.leases.status_label`)."""
+        """The run's status as ``history`` and ``show`` say it (:func:`evalkit.run.continuing.status_label`)."""
         return status_label(self.run, self.liveness)
 
     @property
     def gone(self) -> str | None:
         """``no live process since …: …; continue it with `…``` for a running run no process
-        answers any more (:func:`evalkit.leases.gone_sentence`); ``None`` otherwise."""
+        answers any more (:func:`evalkit.run.continuing.gone_sentence`); ``None`` otherwise."""
         if self.liveness is None or not self.liveness.gone:
             return None
         return gone_sentence(self.run, self.liveness, self.defaults)

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 import attrs
 
 from ..baselines import Acceptance
-from ..leases import RunLiveness, status_label
+from ..leases import RunLiveness
 from ..privacy import scrub
 from ..reports.assemble import accepted as counts_as_accepted
 from ..reports.assemble import scope_key
 from ..reports.model import Figure, HistoryPoint, Report, figures_of, verdict_word
+from ..run.continuing import status_label
 from ..runs import Run, RunKind
 from ..storage import StoredVerdict
 from .state import SetSummary, ViewerState
@@ -64,7 +65,7 @@ class RunLine:
 
     @property
     def status(self) -> str:
-        """The run's status as ``history`` says it (:func:`evalkit.leases.status_label`)."""
+        """The run's status as ``history`` says it (:func:`evalkit.run.continuing.status_label`)."""
         return status_label(self.run, self.liveness)
 
     @property

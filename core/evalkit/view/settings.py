@@ -22,7 +22,7 @@ class ViewerSettings:
     sets are loaded with (``None``: the providers that need none). ``page_size`` is how many
     cases a page shows unless the address asks for another number. ``store_options``: the
     ``--config`` and ``--database`` words ``evalkit view`` was given (a password as ``***``), which
-    the line continuing a killed run repeats (:attr:`evalkit.leases.ResumeDefaults.store`).
+    the line continuing a killed run repeats (:attr:`evalkit.run.continuing.ResumeDefaults.store`).
     """
 
     database_url: str

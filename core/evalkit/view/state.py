@@ -18,9 +18,10 @@ import attrs
 
 from ..baselines import Acceptance
 from ..case_texts import CaseSource, InstalledSets
-from ..leases import ResumeDefaults, RunLiveness, resume_defaults, status_label
+from ..leases import RunLiveness
 from ..privacy import scrub
 from ..prompts import displayed_check_name
+from ..run.continuing import ResumeDefaults, resume_defaults, status_label
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..tolerance import Tolerances
@@ -176,7 +177,7 @@ class ViewerState:
 
     def resume_defaults(self) -> ResumeDefaults | None:
         """What a bare continuing command answers with, as ``history`` and ``show`` read it
-        (:func:`evalkit.leases.resume_defaults`); ``None`` when the viewer was given no configuration."""
+        (:func:`evalkit.run.continuing.resume_defaults`); ``None`` when the viewer was given no configuration."""
         config = self.settings.config
         if config is None:
             return None

@@ -25,7 +25,7 @@ from ...baselines import NO_ACCEPTANCE, not_complete
 from ...catalog import SourcedSet, prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
-from ...costs import RunSpend, format_amount, spend_cost
+from ...costs import CaseUsage, RunSpend, format_amount, spend_cost
 from ...errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
@@ -36,7 +36,7 @@ from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...run_lookup import stored_run
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository, latest_unfinished_run_of
-from ...storage.values import BaselineScope, CaseUsage
+from ...storage.values import BaselineScope
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict

@@ -30,10 +30,9 @@ import attrs
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
 from ...components import answered_by, declared, judge_instance, plugin_called, same_generator
-from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of, limited_requests, run_spend, stored_replies
+from ...costs import SCIENTIFIC_FROM, CaseUsage, Price, RunSpend, cost_of, limited_requests, run_spend, stored_replies
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
-from ...storage.values import CaseUsage
 from ...wording import argument, quoted, table_key
 from ..limit_stops import REQUEST_LIMIT_REACHED, requests_reached
 

@@ -14,12 +14,12 @@ from typing import Any
 import peewee as pw
 
 from ...answers import ServingIdentity
-from ...costs import run_spend
+from ...costs import CaseUsage, run_spend
 from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK
 from ...runs import CaseResult, Run, RunStatus
 from ..textcodec import decode_text, encode_text
-from ..values import PASSES, CasePair, CaseTally, CaseUsage
+from ..values import PASSES, CasePair, CaseTally
 from .rows import (
     CASE_COLUMNS,
     RECORDED_COLUMNS,

@@ -14,8 +14,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from ..errors import UsageError
-from ..shapes import short_repr
+from .errors import UsageError
+from .shapes import short_repr
 
 __all__ = [
     "DATABASE", "FOLDER", "OPTIONAL_NAME", "OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional",
