@@ -148,7 +148,7 @@ class _Pages:
             store=redact_url(settings.database_url),
         )
         # Marked safe: addresses made by .urls (percent-encoded), and the trend chart, which
-        # evalkit draws with every string in it escaped (evalkit_plugins.reporters.trend_chart).
+        # evalkit draws with every string in it escaped (evalkit.reports.trend_chart).
         self.env.filters["link"] = lambda url: Markup(escape(url))
         self.env.filters["short"] = _short
         self.env.filters["exact"] = _exact

@@ -17,6 +17,7 @@ from ..privacy import scrub
 from ..reports.assemble import accepted as counts_as_accepted
 from ..reports.assemble import scope_key
 from ..reports.model import Figure, HistoryPoint, Report, figures_of, verdict_word
+from ..reports.trend_chart import trend_svg
 from ..run.continuing import status_label
 from ..runs import Run, RunKind
 from ..storage import StoredVerdict
@@ -112,8 +113,6 @@ def _is_accepted(run: Run, verdict: StoredVerdict | None, acceptances: Mapping[s
 
 def build_set_page(state: ViewerState, identifier: str) -> SetPage | None:
     """The page of the set ``identifier``, or ``None`` when the store has no run of it."""
-    from evalkit_plugins.reporters.trend_chart import trend_svg
-
     runs = state.store.runs(identifier, limit=RUNS_LISTED)
     if not runs:
         return None

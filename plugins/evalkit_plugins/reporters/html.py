@@ -2,7 +2,7 @@
 
 No network and no CDN: the stylesheet and the small filter script (``html_assets/``, part of
 evalkit, MIT) are inlined, and the trend chart is inline SVG drawn on the server side
-(:mod:`.trend_chart`). The page shows the run header (set, identity, grader, privacy, label,
+(:mod:`evalkit.reports.trend_chart`). The page shows the run header (set, identity, grader, privacy, label,
 when), the verdict, the comparison with the baseline and its deltas, the trend of the headline
 figures over the scope's history with accepted baselines marked, and a per-case table with
 filters (all / failed / regressed), failed checks, what each case asked and its reference (from
@@ -26,11 +26,10 @@ from importlib import resources
 
 from evalkit.reports import CHANGE_SECTIONS, Report
 from evalkit.reports.escape import Html
+from evalkit.reports.trend_chart import SERIES_CLASSES, trend_svg
 from evalkit.run_figures import answered_text
 from evalkit.runs import CaseResult
 from evalkit.wording import counted
-
-from .trend_chart import SERIES_CLASSES, trend_svg
 
 __all__ = ["HtmlReporter"]
 

@@ -1,4 +1,6 @@
-"""The HTML report's trend chart: inline SVG drawn here, on the server side (no library, no script).
+"""The trend chart of the HTML report and of `evalkit view`'s set page: inline SVG drawn here, on
+the server side (no library, no script). In the kernel, beside the report model it draws, so that
+the viewer and the built-in HTML reporter share it without the kernel importing a plugin.
 
 One line per headline figure (pass rate and mean score; for retrieval hit@1, hit@3, MRR@k and
 nDCG@k) over the scope's history, oldest to newest, on a fixed 0..1 scale. Accepted baselines
@@ -11,9 +13,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from evalkit.reports import Figure, HistoryPoint
-from evalkit.reports.escape import html_text
-from evalkit.wording import counted
+from ..wording import counted
+from .escape import html_text
+from .model import Figure, HistoryPoint
 
 __all__ = ["SERIES_CLASSES", "trend_svg"]
 
