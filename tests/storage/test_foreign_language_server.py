@@ -18,7 +18,7 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -136,41 +136,41 @@ def german_server() -> Iterator[GermanServer]:
         yield server
 
 
-def test_a_lock_held_past_the_busy_timeout_on_a_german_server_is_exit_3(german_server, evalkit_cli) -> None:
-    """The server says "storniere Anfrage wegen Zeitüberschreitung einer Sperre" (55P03): exit 3
-    and evalkit's own line, as an English server's "canceling statement due to lock timeout"."""
-    database = german_server.url
+@contextmanager
+def _runs_table_locked(server, evalkit_cli) -> Iterator[str]:  # noqa: ANN001 - the fixtures below
+    """A run of ``evalkit.smoke`` stored on ``server``, then its runs table locked by another
+    session (``ACCESS EXCLUSIVE``) until the block ends; gives the database URL."""
+    database = server.url
     assert evalkit_cli("run", "evalkit.smoke", "--database", database).code == 0
-    holder = german_server.connect()
+    holder = server.connect()
     holder.autocommit = False
     try:
         holder.cursor().execute("LOCK TABLE evalkit_run IN ACCESS EXCLUSIVE MODE")
-        result = evalkit_cli("run", "evalkit.smoke", "--database", database, env={"EVALKIT_BUSY_TIMEOUT": "1"})
-        assert result.code == 3, result.stderr
-        assert "database is locked after 1 s (another session held a lock that long)" in result.stderr, result.stderr
-        assert "Traceback" not in result.stderr and "Sperre" not in result.stderr, result.stderr
+        yield database
     finally:
         holder.rollback()
         holder.close()
+
+
+def test_a_lock_held_past_the_busy_timeout_on_a_german_server_is_exit_3(german_server, evalkit_cli) -> None:
+    """The server says "storniere Anfrage wegen Zeitüberschreitung einer Sperre" (55P03): exit 3
+    and evalkit's own line, as an English server's "canceling statement due to lock timeout"."""
+    with _runs_table_locked(german_server, evalkit_cli) as database:
+        result = evalkit_cli("run", "evalkit.smoke", "--database", database, env={"EVALKIT_BUSY_TIMEOUT": "1"})
+    assert result.code == 3, result.stderr
+    assert "database is locked after 1 s (another session held a lock that long)" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "Sperre" not in result.stderr, result.stderr
 
 
 def test_a_statement_the_server_cancelled_is_the_environments_fault_exit_3(german_server, evalkit_cli) -> None:
     """``statement_timeout`` passed (57014, "storniere Anfrage wegen Zeitüberschreitung der
     Anfrage"; in English "canceling statement due to statement timeout"), as an operator's
     ``pg_cancel_backend`` is: the server stopped a right command. It was exit 2 in either language."""
-    database = german_server.url
-    assert evalkit_cli("run", "evalkit.smoke", "--database", database).code == 0
-    holder = german_server.connect()
-    holder.autocommit = False
-    try:
-        holder.cursor().execute("LOCK TABLE evalkit_run IN ACCESS EXCLUSIVE MODE")
-        options = "options=-c%20lock_timeout%3D0%20-c%20statement_timeout%3D500"
+    options = "options=-c%20lock_timeout%3D0%20-c%20statement_timeout%3D500"
+    with _runs_table_locked(german_server, evalkit_cli) as database:
         result = evalkit_cli("run", "evalkit.smoke", "--database", f"{database}?{options}")
-        assert result.code == 3, result.stderr
-        assert "Zeitüberschreitung der Anfrage" in result.stderr and "Traceback" not in result.stderr, result.stderr
-    finally:
-        holder.rollback()
-        holder.close()
+    assert result.code == 3, result.stderr
+    assert "Zeitüberschreitung der Anfrage" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
 def test_a_german_server_with_no_connection_slot_left_is_exit_3(german_server, evalkit_cli) -> None:
@@ -293,15 +293,7 @@ def test_a_driver_error_without_a_sqlstate_is_a_lost_connection_in_any_words() -
 def test_a_lock_a_reader_meets_outside_a_run_is_exit_3_as_a_runs_is(german_server, evalkit_cli, command) -> None:
     """A command that only reads met the same held lock as a run and said evalkit's line, but exit
     2, as if the command had been wrong: only a run turned the store's environment fault into 3."""
-    database = german_server.url
-    assert evalkit_cli("run", "evalkit.smoke", "--database", database).code == 0
-    holder = german_server.connect()
-    holder.autocommit = False
-    try:
-        holder.cursor().execute("LOCK TABLE evalkit_run IN ACCESS EXCLUSIVE MODE")
+    with _runs_table_locked(german_server, evalkit_cli) as database:
         result = evalkit_cli(*command, "--database", database, env={"EVALKIT_BUSY_TIMEOUT": "1"})
-        assert result.code == 3, result.stderr
-        assert "database is locked after 1 s (another session held a lock that long)" in result.stderr, result.stderr
-    finally:
-        holder.rollback()
-        holder.close()
+    assert result.code == 3, result.stderr
+    assert "database is locked after 1 s (another session held a lock that long)" in result.stderr, result.stderr
