@@ -22,6 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..errors import EvalkitError
     from .app import Arguments, Printed
 
 __all__ = ["entry", "main"]
@@ -405,7 +406,7 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
 
         console(stderr=True).message(traceback.format_exc().rstrip("\n"))  # not in --json's error object
         if isinstance(exc, EvalkitError):
-            return _stored_before(exc.exit_code, stored, say)
+            return _stored_before(exc, stored, say)
         return INTERNAL_ERROR_EXIT  # an evalkit bug is no bad input of the user's, stored runs or not
     if isinstance(exc, SetValidationError):
         from ..shapes import counted_problems
@@ -417,7 +418,7 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
             say(f"  - {problem}")
     else:
         say(f"evalkit: error: {exc}")
-    return _stored_before(exc.exit_code, stored, say)
+    return _stored_before(exc, stored, say)
 
 
 def _say(text: str) -> None:
@@ -430,13 +431,18 @@ def _say(text: str) -> None:
     error_json.said(text)
 
 
-def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None]) -> int:
-    """``code``, but 3 when it is 2 ("nothing called, nothing stored") and the command has runs in
-    the store (a store that failed while the outcome was read back, say): said, with how to see them.
+def _stored_before(exc: EvalkitError, stored: Sequence[str], say: Callable[[str], None]) -> int:
+    """``exc``'s exit code, but 3 when it is 2 ("nothing called, nothing stored") and the command has
+    runs in the store: said, with how to see them. A store's failure names no run whatever its code
+    (one the environment caused is exit 3 already: a connection lost while the outcome was read
+    back), so it is said after one too; an exit-3 error of a run says what it kept itself.
     A run the error stopped, which the lifecycle marked interrupted (:func:`evalkit.run.stored_runs.stopped`),
     is said whatever the code, with the cases it keeps and the command that continues it."""
+    from ..errors import StoreFailure
     from ..run.stored_runs import stopped_runs, stopped_sentence
     from .ending import resume_of
+
+    code = exc.exit_code
 
     # the command as this one was given (its --database, --config…) once the run began answering
     stopped = {
@@ -444,7 +450,7 @@ def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None])
         for run_id, (kept, command) in stopped_runs().items()
         if run_id in stored
     }
-    if (code != 2 or not stored) and not stopped:
+    if (not (code == 2 or isinstance(exc, StoreFailure)) or not stored) and not stopped:
         return code
     if len(stored) == 1 and stopped:
         say(f"evalkit: run {stored[0]} was stored before this error: {stopped[stored[0]]}")
