@@ -84,11 +84,8 @@ def _frozen_field_names(kind: type) -> tuple[str, ...] | None:
     try:
         return _FROZEN_FIELD_NAMES[kind]
     except KeyError:
-        pass
-    except TypeError:  # a class whose metaclass makes it unhashable: asked each time
-        return _field_names_if_frozen(kind)
-    names = _FROZEN_FIELD_NAMES[kind] = _field_names_if_frozen(kind)
-    return names
+        names = _FROZEN_FIELD_NAMES[kind] = _field_names_if_frozen(kind)
+        return names
 
 
 #: :func:`_frozen_field_names`' answers, by class.
