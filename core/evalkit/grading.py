@@ -11,8 +11,6 @@ from typing import Any
 
 import attrs
 
-from .identity import hidden_problem
-from .printable import not_nfc
 from .shapes import (
     MAX_REASON_CHARS,
     bounded_reason,
@@ -229,6 +227,9 @@ def yardstick_problem(yardstick: object) -> str | None:
 def _disguise(yardstick: str) -> str | None:
     """Why ``yardstick`` would print as another yardstick it never equals (a control or invisible
     character, or a form other than NFC: the rule of a model name and a prompt id); ``None``."""
+    from .identity import hidden_problem
+    from .printable import not_nfc
+
     return hidden_problem(yardstick) or not_nfc(yardstick)
 
 
