@@ -77,3 +77,31 @@ def test_an_awaited_call_that_gives_an_awaitable_is_refused_and_its_coroutine_cl
             asyncio.run(carried_async(agenerate()))
     assert made[0].cr_frame is None
     assert asyncio.run(carried_async(inner())) == "never awaited"
+
+
+def test_a_plain_value_a_call_returns_skips_the_awaitable_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: most plugin calls (a check's verdict, a validator's list of issues) return a plain
+    built-in value, which no awaitable is: it is told apart by its type, without
+    ``inspect.isawaitable``'s ABC check on every call of every case. Anything else is still checked."""
+    import evalkit.awaitables as awaitables
+
+    checked: list[object] = []
+    real = awaitables.inspect.isawaitable
+    monkeypatch.setattr(awaitables.inspect, "isawaitable", lambda value: checked.append(value) or real(value))
+    for value in (True, 3, 2.5, "text", b"bytes", None, ["issue"], ("a",), {"k": 1}):
+        assert carried(lambda value=value: value) == value
+    assert checked == []
+    other = object()
+    assert carried(lambda: other) is other
+    assert checked == [other]
+
+
+def test_a_str_subclass_that_is_awaitable_is_still_refused() -> None:
+    """The plain-value shortcut matches exact types: a ``str`` subclass with ``__await__`` is an awaitable."""
+
+    class AwaitableText(str):
+        def __await__(self):  # type: ignore[no-untyped-def]
+            yield from ()
+
+    with pytest.raises(TypeError, match="returned a AwaitableText"):
+        carried(lambda: AwaitableText("x"), method="grade")

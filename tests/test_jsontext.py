@@ -51,3 +51,28 @@ def test_the_text_evalkit_sends_refuses_nan_naming_where_it_is_and_is_compact_ot
     assert isinstance(refused.value, ValueError)
     with pytest.raises(NotJsonNumber, match="^is NaN, which"):
         sent_text(math.nan)
+
+
+def test_the_compact_document_text_builds_no_encoder_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: ``--json`` writes each case's usage and judge usage through :func:`document_text`;
+    ``json.dumps`` built a new encoder for each (its arguments are not the defaults). The compact
+    text comes from one encoder, and is what ``json.dumps`` writes with those arguments."""
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd ✓"
+
+    values = [{"input_tokens": 3, "output_tokens": None}, [], {"é": [1.5, "\u2028", Odd()]}, "x"]
+    expected = [json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str) for v in values]
+    built: list[object] = []
+    real_init = json.JSONEncoder.__init__
+
+    def counted_init(self: json.JSONEncoder, *args: object, **kwargs: object) -> None:
+        built.append(self)
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json.JSONEncoder, "__init__", counted_init)
+    assert [document_text(v) for v in values] == expected
+    assert built == []
+    assert document_text({"a": math.nan}) == '{"a":null}'  # the finite-only fallback, as before
+    assert document_text({"a": 1}, indent=2) == '{\n  "a": 1\n}'

@@ -155,3 +155,37 @@ def test_prompts_given_as_an_iterator_are_read_up_to_the_limit_and_no_further(mo
     assert made == [0, 1, 2, 3]
     # a list is kept whole: the check names its size as a problem of the set
     assert len(GoldenPromptSet(identifier="a.b", name="n", prompts=list(prompts(5))).prompts) == 5
+
+
+def test_handing_prompts_to_a_grader_asks_attrs_about_each_class_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: every case's prompt is walked before a grader gets its copy (is anything in it
+    mutable?). A frozen class's field names are worked out once per class, not again for every
+    value of every case (``attrs.has`` raised and caught an AttributeError inside for each)."""
+    import attrs
+    from evalkit.prompts import handed_prompt
+
+    def prompt(number: int) -> GoldenPrompt:
+        return GoldenPrompt(id=f"p{number}", prompt="Q?", assertions=[Assertion.contains("A"), Assertion.max_words(5)], reference="A")
+
+    handed_prompt(prompt(0))
+    asked: list[type] = []
+    real = attrs.has
+    monkeypatch.setattr(attrs, "has", lambda kind: asked.append(kind) or real(kind))
+    first, second = prompt(1), prompt(2)
+    for original in (first, second):
+        handed = handed_prompt(original)
+        assert handed == original and handed is not original
+        assert handed.assertions is original.assertions  # nothing mutable in it: a shallow copy
+    assert asked == []
+
+
+def test_a_prompt_holding_a_mutable_value_is_still_copied_deep() -> None:
+    """What the walk decides is unchanged: a list inside a frozen assertion is copied, not shared."""
+    from evalkit.prompts import handed_prompt
+
+    original = GoldenPrompt(id="p1", prompt="Q?", assertions=[Assertion("contains_any", ["A", "B"])])
+    for _ in range(2):  # the second walk uses the class's field names worked out by the first
+        handed = handed_prompt(original)
+        assert handed == original
+        assert handed.assertions[0].value is not original.assertions[0].value
+

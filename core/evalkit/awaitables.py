@@ -18,10 +18,14 @@ import inspect
 
 from .wording import quoted
 
-__all__ = ["AWAITED_INSTEAD", "AwaitableReturned", "unawaited_fault"]
+__all__ = ["AWAITED_INSTEAD", "AwaitableReturned", "NEVER_AWAITABLE", "unawaited_fault"]
 
 #: The method evalkit awaits in place of each synchronous one that has an asynchronous twin.
 AWAITED_INSTEAD = {"generate": "agenerate", "chat": "achat", "grade": "agrade"}
+
+#: Built-in types no instance of which is awaitable (a subclass may be: matched by exact type),
+#: told apart without :func:`inspect.isawaitable`'s ABC check: most plugin calls return one.
+NEVER_AWAITABLE = frozenset({bool, int, float, str, bytes, list, tuple, dict, type(None)})
 
 
 class AwaitableReturned(TypeError):
@@ -36,7 +40,7 @@ def unawaited_fault(value: object, called: str | None, *, awaited: bool = False)
     (:data:`AWAITED_INSTEAD`), or says to finish the asynchronous work inside the method.
     ``awaited``: ``called`` is an asynchronous method evalkit awaited, and ``value`` what its
     awaiting gave (a coroutine it returned instead of awaiting): the text says to await it there."""
-    if not inspect.isawaitable(value):
+    if type(value) in NEVER_AWAITABLE or not inspect.isawaitable(value):
         return None
     if inspect.iscoroutine(value):
         try:

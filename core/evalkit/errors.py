@@ -45,7 +45,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .awaitables import AwaitableReturned, unawaited_fault
+from .awaitables import NEVER_AWAITABLE, AwaitableReturned, unawaited_fault
 from .problem_texts import bounded_problem, bounded_problems, problem_total
 from .wording import counted, quoted
 
@@ -196,12 +196,14 @@ def carried(call: Any, *args: Any, method: str | None = None, awaits: bool = Fal
     try:
         returned = call(*args)
     except BaseException as exc:
-        ended_if_forked(pid, method or getattr(call, "__name__", None))
+        if os.getpid() != pid:  # the call's name is looked up only for the child's note
+            ended_if_forked(pid, method or getattr(call, "__name__", None))
         if _carries(exc):
             raise PluginRaised(exc) from exc
         raise
-    ended_if_forked(pid, method or getattr(call, "__name__", None))
-    if not awaits:
+    if os.getpid() != pid:
+        ended_if_forked(pid, method or getattr(call, "__name__", None))
+    if not awaits and type(returned) not in NEVER_AWAITABLE:  # the common values, told apart at once
         name = getattr(call, "__name__", None) if method is None else method
         fault = unawaited_fault(returned, name if isinstance(name, str) and name.isidentifier() else None)
         if fault is not None:

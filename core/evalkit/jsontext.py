@@ -53,6 +53,8 @@ def document_text(value: Any, *, indent: int | None = None) -> str:
     which no JSON parser reads; a store or a plugin written by something else can hold them."""
     separators = (",", ":") if indent is None else None
     try:
+        if indent is None:  # what json.dumps builds on each call with these arguments, built once
+            return _compact_document(value)
         return json.dumps(value, indent=indent, separators=separators, ensure_ascii=False, default=str, allow_nan=False)
     except ValueError as exc:
         if "Out of range float values" not in str(exc):
@@ -63,6 +65,10 @@ def document_text(value: Any, *, indent: int | None = None) -> str:
 #: Compact JSON text, refusing NaN and the infinities (one encoder: building one per call costs
 #: more than encoding a case's checks).
 _compact_finite = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+#: :func:`document_text`'s compact text (``default=str``), refusing NaN and the infinities: the
+#: encoder ``json.dumps`` would build anew for each case's ``--json`` usage and judge usage.
+_compact_document = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False).encode
 
 
 def _finite_text(value: Any) -> str | None:

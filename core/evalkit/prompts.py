@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
@@ -65,13 +64,40 @@ def _unchangeable(value: Any) -> bool:
     if kind in _PLAIN_TYPES or isinstance(value, enum.Enum):
         return True
     if kind is tuple:
-        return all(_unchangeable(item) for item in value)
+        for item in value:
+            if not _unchangeable(item):
+                return False
+        return True
+    names = _frozen_field_names(kind)
+    if names is None:
+        return False
+    for name in names:
+        if not _unchangeable(getattr(value, name)):
+            return False
+    return True
+
+
+def _frozen_field_names(kind: type) -> tuple[str, ...] | None:
+    """The field names of ``kind`` when it is a frozen attrs class, else ``None``; worked out once
+    per class (every prompt handed to a grader is walked: asking attrs again for each of its
+    values cost more than the walk)."""
+    try:
+        return _FROZEN_FIELD_NAMES[kind]
+    except KeyError:
+        names = _FROZEN_FIELD_NAMES[kind] = _field_names_if_frozen(kind)
+        return names
+
+
+#: :func:`_frozen_field_names`' answers, by class.
+_FROZEN_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names_if_frozen(kind: type) -> tuple[str, ...] | None:
     if attrs.has(kind) and _is_frozen(kind):
-        return all(_unchangeable(getattr(value, field.name)) for field in attrs.fields(kind))
-    return False
+        return tuple(field.name for field in attrs.fields(kind))
+    return None
 
 
-@functools.cache
 def _is_frozen(kind: type) -> bool:
     """Whether the attrs class ``kind`` is frozen: its ``__setattr__`` is the one attrs gives a
     frozen class (refusing every assignment)."""

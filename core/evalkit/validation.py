@@ -10,8 +10,10 @@ import attrs
 
 from . import prompts as prompt_types
 from .checks import AssertionKind
+from .conversation_rules import conversation_problems
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
 from .grading import MAX_CHECKS
+from .identity import hidden_problem
 from .printable import has_visible_text, lone_surrogate, not_nfc
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
@@ -540,8 +542,6 @@ def _prompt_problems(
             issues = [f"validator raised {exception_text(exc)}"]
         problems.extend(f"{at}: field {field} {issue}" for issue in issues)
     if not problems:
-        from .conversation_rules import conversation_problems
-
         problems.extend(f"{at}: field {_field_path(path)}: {reason}" for path, reason in conversation_problems(prompt))
     return problems
 
@@ -560,8 +560,6 @@ def _tag_problems(at: str, tags: Iterable[object]) -> list[str]:
     """The problem with a prompt's tags, if any: each must be a string, and one holding a control
     or invisible character (a line break, a bidi override) prints as other tags: it is refused,
     named by its place and shown escaped. A space is fine (``North America``)."""
-    from .identity import hidden_problem
-
     stray_tags = [tag for tag in tags if not isinstance(tag, str)]
     if stray_tags:
         return [f"{at}: field tags must hold strings, got {_describe(stray_tags[0])}"]

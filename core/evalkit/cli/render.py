@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import sys
 
-from ..jsontext import scalar_text
+from ..jsontext import document_text, scalar_text
 from ..prompts import displayed_check_name
 from ..run_figures import answered_text, rate_text
 from ..shapes import clipped
@@ -605,8 +605,6 @@ def _json_value(value: Any) -> str:
 def _compact_json(value: Any) -> str:
     """``value`` as the compact JSON text ``--json`` prints (no spaces, characters as they are,
     anything else by ``str``)."""
-    from ..jsontext import document_text
-
     return document_text(value)
 
 
