@@ -189,3 +189,22 @@ def test_a_prompt_holding_a_mutable_value_is_still_copied_deep() -> None:
         assert handed == original
         assert handed.assertions[0].value is not original.assertions[0].value
 
+
+
+def test_a_prompt_holding_an_object_whose_class_cannot_be_hashed_is_handed_as_a_copy() -> None:
+    """The walk looked each value's class up in a set of plain types, and a class whose metaclass
+    sets ``__hash__ = None`` (a library caller's object in an assertion) raised ``TypeError`` out of
+    the grading of its case."""
+    from evalkit.prompts import handed_prompt
+
+    class Unhashable(type):
+        __hash__ = None  # type: ignore[assignment]
+
+    class Odd(metaclass=Unhashable):
+        pass
+
+    odd = Odd()
+    prompt = GoldenPrompt(id="p1", prompt="Q?", assertions=[Assertion("contains", odd)])
+    handed = handed_prompt(prompt)
+    # copy.deepcopy looks the class up too and fails: handed as it is, in a shallow copy
+    assert handed is not prompt and handed == prompt and handed.assertions[0].value is odd

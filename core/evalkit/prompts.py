@@ -61,8 +61,11 @@ def _unchangeable(value: Any) -> bool:
     """Whether nothing inside ``value`` can be changed without ``object.__setattr__``: text,
     numbers, ``None``, an enum member, or a tuple or frozen attrs instance of only such values."""
     kind = type(value)
-    if kind in _PLAIN_TYPES or isinstance(value, enum.Enum):
-        return True
+    try:
+        if kind in _PLAIN_TYPES or isinstance(value, enum.Enum):
+            return True
+    except TypeError:  # a class whose metaclass sets __hash__ = None: a caller's object, copied deep
+        return False
     if kind is tuple:
         for item in value:
             if not _unchangeable(item):
