@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -40,11 +41,11 @@ class GermanServer:
         self.base, self.bindir, self.port, self.locales = base, bindir, port, locales
         self.url = f"postgresql://evalkit@127.0.0.1:{port}/evalkit_test"
 
-    def _as_owner(self, *command: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    def _as_owner(self, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         env = dict(os.environ, LOCPATH=str(self.locales))
         prefix += ["env", f"LOCPATH={self.locales}"]
-        return subprocess.run([*prefix, *command], env=env, capture_output=True, text=True, check=True, **kwargs)  # type: ignore[call-overload]
+        return subprocess.run([*prefix, *command], env=env, capture_output=True, text=True, check=check)
 
     def start(self) -> None:
         """Start the server and wait until it takes connections."""
@@ -59,8 +60,17 @@ class GermanServer:
         self._as_owner(f"{self.bindir}/pg_ctl", "-D", str(self.base / "data"), "-m", mode, "-w" if wait else "-W", "stop")
 
     def wait_stopped(self) -> None:
-        """Wait until a stop asked for without waiting has ended the server."""
-        self._as_owner(f"{self.bindir}/pg_ctl", "-D", str(self.base / "data"), "-m", "fast", "-w", "stop")
+        """Wait until a stop asked for without waiting has ended the server. A smart shutdown ends
+        by itself once the last session closes, often before a second ``pg_ctl stop`` could ask
+        (which then fails: no server running; seen in CI on a loaded machine), so the status is
+        polled, and a fast stop asked only of a server still up after a minute."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = self._as_owner(f"{self.bindir}/pg_ctl", "-D", str(self.base / "data"), "status", check=False)
+            if status.returncode == 3:  # pg_ctl's "no server running"
+                return
+            time.sleep(0.05)
+        self.stop("fast")
 
     def connect(self, url: str | None = None):  # noqa: ANN201 - a psycopg2 connection
         import psycopg2
