@@ -163,16 +163,18 @@ def _carries(exc: BaseException) -> bool:
 FORKED_CHILD_EXIT = 70
 
 
-def ended_if_forked(pid: int, method: str | None) -> None:
+def ended_if_forked(pid: int, method: str | None, call: Any = None) -> None:
     """End this process at once (``os._exit``) when it is not ``pid``, the process a plugin call
     began in: the plugin forked and its child returned (or raised) into evalkit, which would
     otherwise go on running the whole command a second time — answering, storing, printing, and
     holding the caller's pipes open after the real process has exited. The child says so on its
     standard error, naming ``method`` only when it is a plain identifier (a plugin's own text is
     never printed from here), and skips every ``atexit`` handler and buffered output it inherited.
-    A child that calls ``exec`` or ends itself (``multiprocessing``, ``subprocess``) never gets here."""
+    A child that calls ``exec`` or ends itself (``multiprocessing``, ``subprocess``) never gets here.
+    Without ``method``, ``call``'s ``__name__``: looked up only in such a child."""
     if os.getpid() == pid:
         return
+    method = method or getattr(call, "__name__", None)
     said = method if isinstance(method, str) and method.isidentifier() else "a plugin call"
     note = (
         f"evalkit: error: {said} returned in a process its plugin forked (pid {os.getpid()}); "
@@ -196,13 +198,11 @@ def carried(call: Any, *args: Any, method: str | None = None, awaits: bool = Fal
     try:
         returned = call(*args)
     except BaseException as exc:
-        if os.getpid() != pid:  # the call's name is looked up only for the child's note
-            ended_if_forked(pid, method or getattr(call, "__name__", None))
+        ended_if_forked(pid, method, call)
         if _carries(exc):
             raise PluginRaised(exc) from exc
         raise
-    if os.getpid() != pid:
-        ended_if_forked(pid, method or getattr(call, "__name__", None))
+    ended_if_forked(pid, method, call)
     if not awaits and type(returned) not in NEVER_AWAITABLE:  # the common values, told apart at once
         name = getattr(call, "__name__", None) if method is None else method
         fault = unawaited_fault(returned, name if isinstance(name, str) and name.isidentifier() else None)
