@@ -86,6 +86,16 @@ def test_evalkits_own_output_is_not_escaped_beside_a_plugins(cli, loud) -> None:
     assert f"loud: imported {SHOWN}" in failed.stderr
 
 
+def test_a_progress_bar_prints_a_plugins_output_above_it_made_safe(cli, loud) -> None:  # noqa: ANN001
+    # Before: rich's live display took sys.stdout and sys.stderr while the bar was drawn and
+    # printed what the plugin wrote as it came: its key, its escape sequences read as styles.
+    result = cli("run", "loud.set", "--provider", "loud", env=loud, terminal=True)
+    assert result.code == 0, result.stderr
+    assert "\x1b[?25l" in result.stderr and "0/2" in result.stderr  # the bar was drawn while answers came in
+    assert KEY not in result.stderr and "with key ***" in result.stderr
+    assert f"loud: logged {SHOWN}" in result.stderr
+
+
 def test_the_real_processs_stderr_gets_the_escaped_text(evalkit_process, loud) -> None:  # noqa: ANN001
     """A real process: fd 1 is moved onto standard error (evalkit.cli.stdout), not sys.stdout
     replaced as under the in-process runner; what plugins write is made safe either way."""
