@@ -203,10 +203,12 @@ def _command(argv: list[str], collecting: bool) -> int:
     elif collecting:
         gc.enable()
     from ..textfiles import outputs_relative_to, working_directory
+    from .plugin_streams import plugin_streams_made_safe
     from .stdout import plugin_output_to_stderr
 
-    # a plugin's print() never lands in evalkit's output, its os.chdir() never moves evalkit's files
-    with plugin_output_to_stderr(), outputs_relative_to(working_directory()):
+    # a plugin's print() never lands in evalkit's output, nor raw on the terminal (its secrets,
+    # escape sequences and CI commands made safe), its os.chdir() never moves evalkit's files
+    with plugin_output_to_stderr(), plugin_streams_made_safe(), outputs_relative_to(working_directory()):
         return _handle(args)
 
 

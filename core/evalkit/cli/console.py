@@ -20,7 +20,9 @@ interpreted. Call sites do not escape; they say which text is evalkit's own:
   at the call sites (a set's problem of 12,000 characters is shown as 2,000 and how many were cut).
 
 ``--json`` has its own boundary (:mod:`evalkit.cli.json_output`); what a plugin prints itself goes
-to standard error untouched (:mod:`evalkit.cli.stdout`). rich is imported only when something is
+to standard error (:mod:`evalkit.cli.stdout`), made safe the same way by the streams that stand in
+for ``sys.stdout`` and ``sys.stderr`` meanwhile (:mod:`evalkit.cli.plugin_streams`) — the console
+writes to the real standard error, so its own styling is not escaped. rich is imported only when something is
 printed through it: plain lines (:meth:`Output.plain`, :meth:`Output.message`) are written
 straight to the stream, so ``evalkit list`` and an error message do not pay for it.
 """
@@ -29,8 +31,8 @@ from __future__ import annotations
 
 import os
 import string
-import sys
 
+from .plugin_streams import stderr as real_stderr
 from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -240,7 +242,7 @@ class TrimmedLines:
 def console(stderr: bool = False) -> Output:
     """The :class:`Output` for standard output (``stderr``: standard error); when not a terminal:
     no colour, no wrapped cells, no padding or trailing spaces."""
-    return Output(sys.stderr if stderr else stdout())
+    return Output(real_stderr() if stderr else stdout())
 
 
 def output_width(stream: Any, tty: bool) -> int | None:

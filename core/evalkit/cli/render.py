@@ -8,6 +8,7 @@ data (see :mod:`evalkit.cli.console`), and escapes nothing itself.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 
@@ -49,23 +50,23 @@ class ProgressDisplay:
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled and sys.stderr.isatty()
         self._progress: Any = None
+        self._shown: Any = None
         self._task: Any = None
 
     def start(self, run: Run, total: int) -> None:
         """Show the bar for ``total`` cases."""
         if not self.enabled:
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
         from .console import console
         from .rate_column import CaseRateColumn
 
         err = console(stderr=True)
-        self._progress = Progress(
+        self._progress, self._shown = _started(
             TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
-            CaseRateColumn(), TimeRemainingColumn(), console=err.rich, transient=True,
+            CaseRateColumn(), TimeRemainingColumn(), console=err.rich,
         )
-        self._progress.start()
         self._task = self._progress.add_task(err.safe(run.set_identifier), total=total)
 
     def advance(self, case: CaseResult) -> None:
@@ -76,7 +77,7 @@ class ProgressDisplay:
     def stop(self) -> None:
         """Remove the bar."""
         if self._progress is not None:
-            self._progress.stop()
+            self._shown.close()  # the bar stopped, plugins' output back on standard error
             self._progress = None
 
 
@@ -105,6 +106,7 @@ class SetCheckDisplay:
         self.enabled = enabled and sys.stderr.isatty()
         self.verb = verb
         self._progress: Any = None
+        self._shown: Any = None
         self._task: Any = None
         self._began = 0.0
 
@@ -125,7 +127,7 @@ class SetCheckDisplay:
         self._progress.update(self._task, completed=report.checked, count=_checked_count(report))
 
     def _show(self, report: CheckProgress) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
 
         from .console import console
 
@@ -134,16 +136,33 @@ class SetCheckDisplay:
         columns = [TextColumn("{task.description}", style="bold", markup=False), BarColumn(), TextColumn("{task.fields[count]}", markup=False)]
         if report.total is not None:
             columns.append(TimeRemainingColumn())
-        self._progress = Progress(*columns, console=err.rich, transient=True)
-        self._progress.start()
+        self._progress, self._shown = _started(*columns, console=err.rich)
         described = err.safe(f"{self.verb} set {clipped(report.identifier, SHOWN_IDENTIFIER_CHARS)}")
         self._task = self._progress.add_task(described, total=report.total, count=_checked_count(report))
 
     def stop(self) -> None:
         """Remove what is shown (nothing when the check ended before it appeared)."""
         if self._progress is not None:
-            self._progress.stop()
+            self._shown.close()  # the bar stopped, plugins' output back on standard error
             self._progress = None
+
+
+def _started(*columns: Any, console: Any) -> tuple[Any, contextlib.ExitStack]:
+    """A transient rich ``Progress`` of ``columns`` on ``console``, started, and what stops it.
+    Meanwhile what plugins write is printed above the bar, made safe
+    (:func:`evalkit.cli.plugin_streams.shown_above`): rich's own redirection of ``sys.stdout`` and
+    ``sys.stderr`` is off, as it would print their text unmade-safe (escape sequences read as
+    styles, secrets as they are)."""
+    from rich.progress import Progress
+
+    from .plugin_streams import shown_above
+
+    progress = Progress(*columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(shown_above(console))
+        progress.start()
+        stack.callback(progress.stop)
+        return progress, stack.pop_all()
 
 
 def _checked_count(report: CheckProgress) -> str:
