@@ -41,6 +41,7 @@ answering the run) and ``ShardMismatchError`` (a shard gives another N than the 
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -90,6 +91,8 @@ __all__ = [
     "UnknownRunError",
     "UnknownSetError",
     "UsageError",
+    "WRITE_FAULT_ERRNOS",
+    "write_failed",
 ]
 
 
@@ -677,6 +680,20 @@ class OutputFailed(EvalkitError):
     I/O error: an environment fault (exit 3); what the command stored is kept."""
 
     exit_code = 3
+
+
+#: What writing fails with when the environment cannot take the text: a full disk or quota, a
+#: file grown past its limit, an I/O error. The command asked for the right thing (exit 3), where a
+#: path that is a folder, read-only or not allowed is the command's own (exit 2).
+WRITE_FAULT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def write_failed(message: str, exc: OSError) -> EvalkitError:
+    """The error a file the command was asked to write (an export, a set file, a starter project)
+    ends it with when writing raised ``exc``: :class:`OutputFailed` (exit 3) for a fault of the
+    environment (:data:`WRITE_FAULT_ERRNOS`), else :class:`UsageError` (exit 2): one rule for every
+    such file, so a CI step that retries on 3 retries a full disk and not a wrong path."""
+    return OutputFailed(message) if exc.errno in WRITE_FAULT_ERRNOS else UsageError(message)
 
 
 class StoreFailure(StorageError):

@@ -28,7 +28,7 @@ from .setfiles import (
     set_files_and_unreadable_under,
 )
 from .shapes import bounded_problem, bounded_problems
-from .wording import counted, path_named, quoted
+from .wording import counted, did_you_mean, path_named, quoted, table_key
 
 __all__ = ["ConfiguredProblem", "SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
@@ -270,9 +270,40 @@ def _providers(config: Config) -> tuple[list[str], list[ConfiguredProblem]]:
     return checked, [ConfiguredProblem("provider", name, reason) for name, reason in sorted(cannot.items())]
 
 
+#: The plugin option tables of the configuration whose names are plugins' ids, each with the
+#: entry-point groups a name may come from and the key of its name in the machine-readable form.
+OPTION_TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("graders", ("evalkit.graders",), "grader"),
+    ("set_providers", ("evalkit.golden_sets", "evalkit.question_sets", "evalkit.calibration_sets"), "set_provider"),
+)
+
+
+def _option_tables(config: Config) -> list[ConfiguredProblem]:
+    """A problem for each ``[graders."NAME"]`` or ``[set_providers."NAME"]`` table whose name no
+    installed distribution declares in its groups (one switched off by ``EVALKIT_DISABLE_PLUGINS``
+    is declared): its options would apply to nothing, silently — a misspelled ``[graders.decison]``
+    ran the decision grader with its default threshold. With a "did you mean" from the names that
+    are declared. Told without importing any plugin, as :func:`provider_problems` tells its own."""
+    problems = []
+    for table, groups, kind in OPTION_TABLES:
+        written = config.raw.get(table)
+        if not isinstance(written, dict):
+            continue
+        declared = {record.name for group in groups for record in registry.records(group)}
+        for name in sorted(n for n in written if n not in declared):
+            what = "grader" if kind == "grader" else "set provider"
+            reason = (
+                f"[{table}.{table_key(name, always_quoted=True)}] holds the options of {what} {quoted(name)}, "
+                f"which no installed distribution declares: they apply to nothing.{did_you_mean(name, sorted(declared))}"
+            )
+            problems.append(ConfiguredProblem(kind, name, reason))
+    return problems
+
+
 def check_everything(config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
-    """Every configured set file, every installed set, every deployment (:func:`_deployments`) and
-    every configured provider instance (:func:`_providers`).
+    """Every configured set file, every installed set, every deployment (:func:`_deployments`),
+    every configured provider instance (:func:`_providers`) and every grader's and set provider's
+    option table (:func:`_option_tables`).
     ``on_check`` hears how far the check of each installed prompt set has come (a
     :class:`~evalkit.validation.CheckProgress`: see :func:`~evalkit.validation.survey_prompt_set`'s ``progress``)."""
     from .catalog import question_set_catalog
@@ -285,7 +316,7 @@ def check_everything(config: Config, on_check: Callable[[Any], None] | None = No
     providers, unusable = _providers(config)
     return ValidationReport(
         tuple(_file_lines(loaded, config.root) + checked + deployments + providers),
-        (*loaded.problems, *problems, *refused, *unusable),
+        (*loaded.problems, *problems, *refused, *unusable, *_option_tables(config)),
         loaded.skipped,
     )
 

@@ -262,3 +262,17 @@ def test_an_export_its_reader_would_refuse_is_not_written(evalkit_cli, project) 
     assert 'privacy="redacted" keeps each answer cut at 2,000 characters' in message and "--" not in message
     cut = evalkit_cli("baseline", "export", "starter.faq", "-o", "baseline.json", "--privacy", "redacted")
     assert cut.code == 0, cut.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
+def test_a_baseline_file_a_full_disk_cannot_take_is_exit_3_not_bad_usage(cli, project) -> None:
+    # A full disk is the environment's fault, as `evalkit --help` says of output that cannot be
+    # written (exit 3): the export said it as bad usage (exit 2), so a CI step that retries on 3 gave up.
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    refused = cli("baseline", "export", SET, "-o", "/dev/full")
+    assert refused.code == 3, refused.stderr
+    assert refused.stderr == "evalkit: error: baseline file /dev/full: cannot be written (No space left on device)\n"
+    (project / "exports").mkdir()
+    folder = cli("baseline", "export", SET, "-o", "exports")  # a path that cannot be a file stays the command's fault
+    assert folder.code == 2 and "baseline file exports: cannot be written" in folder.stderr, folder.stderr

@@ -410,3 +410,18 @@ def test_an_export_request_with_a_key_written_twice_is_not_read_as_protojson_ref
     whole = evalkit_cli("import", "otel", "one.json", "-o", "c.yaml")
     assert whole.code == 2
     assert f"holds no model call to import: no span at all (line 1: {reason})" in whole.stderr, whole.stderr
+
+
+def test_a_set_file_a_full_disk_cannot_take_is_exit_3_and_leaves_nothing(evalkit_cli, project: Path) -> None:
+    # A full disk is the environment's fault (exit 3, as `evalkit --help` says of output that cannot
+    # be written); the import said it as bad usage, exit 2.
+    from tests.support.full_disk import full_disk
+
+    write_traces(project / "prod.jsonl")
+    with full_disk(project / "disk") as disk:
+        result = evalkit_cli("import", "otel", "prod.jsonl", "-o", "disk/prod.yaml")
+        assert result.code == 3, result.stderr
+        assert result.stderr.startswith("evalkit: error: evalkit import cannot write disk/") and result.stderr.endswith(
+            ": No space left on device\n"
+        ), result.stderr
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"], "nothing half-written is left"

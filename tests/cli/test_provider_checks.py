@@ -1,6 +1,7 @@
 """`evalkit list providers` and `evalkit validate` say which configured provider instance cannot run
 here (its adapter is no installed generator, switched off, or its module is not found), without
-importing any adapter."""
+importing any adapter; and `evalkit validate`, which grader or set provider option table names no
+installed plugin."""
 
 from __future__ import annotations
 
@@ -71,3 +72,34 @@ def test_list_providers_shows_each_instance_and_names_those_that_cannot_run(eval
     write(project, "")
     empty = evalkit_cli("list", "providers")
     assert empty.code == 0 and "No provider instances" in empty.stdout
+
+
+def test_validate_says_which_grader_and_set_provider_option_tables_name_no_installed_plugin(evalkit_cli, project) -> None:
+    # A misspelled `[graders.decison]` passed `evalkit validate` (exit 0) and every run went on with
+    # the decision grader's default options: the table applied to nothing, silently.
+    write(
+        project,
+        '[graders.decison]\npass_threshold = 0.9\n\n[graders.decision]\npass_threshold = 0.75\n\n'
+        '[set_providers."evalkit.smok"]\nfolder = "evals"\n\n[set_providers."evalkit.files"]\n\n'
+        '[graders."x\\u001b[2J"]\n',
+    )
+    result = evalkit_cli("validate")
+    assert result.code == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        '[graders."decison"] holds the options of grader "decison", which no installed distribution declares: '
+        'they apply to nothing. Did you mean "decision"?',
+        '[graders."x\\u001b[2J"] holds the options of grader "x\\x1b[2J", which no installed distribution declares: '
+        "they apply to nothing.",
+        '[set_providers."evalkit.smok"] holds the options of set provider "evalkit.smok", which no installed '
+        'distribution declares: they apply to nothing. Did you mean "evalkit.smoke"?',
+        "evalkit: 3 problems; nothing was run",
+    ]
+    document = evalkit_cli("validate", "--json")
+    assert document.code == 2
+    assert [{k: v for k, v in p.items() if k != "reason"} for p in document.json()["problems"]] == [
+        {"grader": "decison"}, {"grader": "x\x1b[2J"}, {"set_provider": "evalkit.smok"},
+    ]  # fmt: skip
+    # a grader switched off is still declared: its table is no misspelling
+    write(project, '[graders.decision]\npass_threshold = 0.75\n')
+    off = evalkit_cli("validate", env={"EVALKIT_DISABLE_PLUGINS": "decision"})
+    assert off.code == 0, off.stderr

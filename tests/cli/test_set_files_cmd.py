@@ -567,3 +567,15 @@ def test_a_project_whose_folder_name_reads_as_a_pattern_finds_its_set_files(
     result = evalkit_cli("validate", cwd=project)
     assert result.code == 0, result.stdout + result.stderr
     assert "ok  set a.b (1 prompt)" in result.stdout
+
+
+def test_init_on_a_full_disk_is_exit_3_and_leaves_nothing(evalkit_cli, project: Path) -> None:
+    # A full disk is the environment's fault (exit 3, as `evalkit --help` says of output that cannot
+    # be written); init said it as bad usage, exit 2.
+    from tests.support.full_disk import full_disk
+
+    with full_disk(project / "disk") as disk:
+        result = evalkit_cli("init", "disk")
+        assert result.code == 3, result.stderr
+        assert result.stderr == "evalkit: error: evalkit init cannot write into disk: No space left on device\n"
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"], "nothing half-written is left"

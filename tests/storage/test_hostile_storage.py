@@ -400,8 +400,21 @@ def test_5_a_store_the_disk_cannot_take_when_it_is_made_is_exit_3_and_leaves_no_
     stderr = result.stderr.decode()
     assert result.returncode == 3, stderr
     assert f"cannot use database sqlite:///{store}: disk I/O error" in stderr and "Traceback" not in stderr, stderr
-    assert sorted(p.name for p in store.parent.iterdir()) == [], "nothing half-made is left"
+    assert not store.parent.exists(), "nothing half-made is left, nor the folder made for it"
     assert evalkit_process("run", "evalkit.smoke", "--database", f"sqlite:///{store}").code == 0
+
+
+def test_5_a_new_store_on_a_full_disk_is_exit_3_and_leaves_no_empty_file_or_folder(project, evalkit_cli) -> None:
+    # A disk with no room at all fails the new store as SQLite switches it to WAL, before its
+    # first page: exit 3 was said, but an empty results.db (and the folders made for it) stayed.
+    from tests.support.full_disk import full_disk
+
+    with full_disk(project / "disk") as disk:
+        store = disk / "stores" / "results.db"
+        result = evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{store}")
+        assert result.code == 3, result.stderr
+        assert result.stderr == f"evalkit: error: cannot open database sqlite:///{store}: database or disk is full\n"
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"], "nothing half-made is left"
 
 
 def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(

@@ -11,7 +11,6 @@ stderr, SIGTERM as Ctrl-C, closed standard streams, a full disk, exit codes).
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import signal
 import sys
@@ -272,7 +271,11 @@ def _handled(args: Arguments, stored: list[str]) -> int:
         _discard_stdout()
         return 0
     except OSError as exc:
-        if exc.errno not in _OUTPUT_ERRNOS or _store_failed(exc, args.opened_stores):
+        # What standard output fails with when it cannot take the text (a full disk, an I/O error)
+        # is said as such, exit 3, by the rule for every file a command writes; not as a crash.
+        from ..errors import WRITE_FAULT_ERRNOS
+
+        if exc.errno not in WRITE_FAULT_ERRNOS or _store_failed(exc, args.opened_stores):
             return _failed(args, _store_failure(exc, args.opened_stores), stored)
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
@@ -349,7 +352,9 @@ def _output_failed(exc: OSError, code: int) -> int:
     if isinstance(exc, BrokenPipeError):
         _discard_stdout()
         return code
-    if exc.errno not in _OUTPUT_ERRNOS:
+    from ..errors import WRITE_FAULT_ERRNOS
+
+    if exc.errno not in WRITE_FAULT_ERRNOS:
         raise exc
     return _unwritable(exc)
 
@@ -363,11 +368,6 @@ def _unwritable(exc: OSError, kept: str = "") -> int:
     error_json.output_failed()  # no error object either
     console(stderr=True).message(f"evalkit: error: could not write the output: {exc.strerror or exc}{kept}")
     return 3
-
-
-#: What writing to standard output fails with when it cannot take the text: a full disk or
-#: quota, a file grown past its limit, an I/O error. Reported as such (exit 3), not as a crash.
-_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _discard_stdout() -> None:

@@ -117,7 +117,7 @@ def handle_export(args: Arguments) -> int:
     """Write the baseline file; exit 2 when no single scope's baseline matches."""
     from ..baseline_file import baseline_document, write_baseline_file
     from ..baselines import current_baselines
-    from ..errors import UsageError
+    from ..errors import UsageError, write_failed
     from ..run_lookup import stored_run
     from ..storage import capabilities, close_repository
     from .console import console
@@ -155,7 +155,7 @@ def handle_export(args: Arguments) -> int:
     try:
         write_baseline_file(args.output, document)
     except OSError as exc:
-        raise UsageError(f"baseline file {path_named(args.output)}: cannot be written ({exc.strerror or exc})") from None
+        raise write_failed(f"baseline file {path_named(args.output)}: cannot be written ({exc.strerror or exc})", exc) from None
     console().print(
         f"Baseline run {run.id} of {document['scope']['description']} written to {path_named(args.output)} "
         f"({counted(len(run.cases), 'case')}, answers at the {document['privacy']} level)."

@@ -54,7 +54,7 @@ def handle(args: Arguments) -> int:
     from importlib import resources
     from pathlib import Path
 
-    from ..errors import UsageError
+    from ..errors import UsageError, write_failed
     from ..textfiles import output_refusal
     from ..wording import path_named
 
@@ -97,7 +97,7 @@ def handle(args: Arguments) -> int:
         for folder in reversed(made):  # the folders it made, deepest first: they hold nothing now
             with contextlib.suppress(OSError):
                 folder.rmdir()
-        raise UsageError(f"evalkit init cannot write into {path_named(root)}: {exc.strerror}") from None
+        raise write_failed(f"evalkit init cannot write into {path_named(root)}: {exc.strerror}", exc) from None
     from .console import console
 
     out = console()

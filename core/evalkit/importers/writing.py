@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import UsageError
+from ..errors import UsageError, write_failed
 from ..printable import is_hidden
 from ..textfiles import staged_text_file, write_text_file
 from ..wording import path_named
@@ -314,7 +314,8 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
 def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str) -> None:
     """Write the answers file, then the set file (``text``, as :func:`writable_cases` made and
     checked it); :class:`~evalkit.errors.UsageError` when either exists and ``target.force`` is
-    not set, or when one cannot be written (nothing is left half-written)."""
+    not set, or when one cannot be written (nothing is left half-written; a full disk is
+    :class:`~evalkit.errors.OutputFailed`, exit 3: :func:`~evalkit.errors.write_failed`)."""
     targets = (target.answers_file, target.set_file)
     existing = [path_named(path) for path in targets if os.path.lexists(path)]
     if existing and not target.force:
@@ -336,4 +337,4 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str)
                     target.answers_file.unlink(missing_ok=True)
                 raise
     except OSError as exc:
-        raise UsageError(f"evalkit import cannot write {path_named(exc.filename or target.set_file)}: {exc.strerror}") from None
+        raise write_failed(f"evalkit import cannot write {path_named(exc.filename or target.set_file)}: {exc.strerror}", exc) from None

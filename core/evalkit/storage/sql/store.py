@@ -41,11 +41,26 @@ def guarded(method: Callable[..., _T]) -> Callable[..., _T]:
     return call
 
 
-def _remove_empty_store(path: str) -> None:
-    """Take back the file this process made for a new store when making it failed (a full disk):
-    only while it is still empty, with no write-ahead log holding anything — never a store another
-    process has begun to write (that one holds the write lock, and would have made this one fail
-    with a lock timeout, which keeps the file)."""
+def _missing_folders(path: str) -> list[str]:
+    """The folders on the way to ``path`` that are not there yet, deepest first: what opening a new
+    store makes, and what :func:`_remove_empty_store` takes back when making it failed."""
+    missing = []
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing
+
+
+def _remove_empty_store(path: str, folders: list[str]) -> None:
+    """Take back the file this process made for a new store when making it failed (a full disk),
+    and the ``folders`` it made for it (deepest first, each only while empty): only while the file
+    is still empty, with no write-ahead log holding anything — never a store another process has
+    begun to write (that one holds the write lock, and would have made this one fail with a lock
+    timeout, which keeps the file)."""
     for name in (path, f"{path}-wal"):
         try:
             if os.stat(name).st_size != 0:
@@ -59,6 +74,11 @@ def _remove_empty_store(path: str) -> None:
             os.unlink(name)
         except OSError:
             pass
+    for folder in folders:
+        try:
+            os.rmdir(folder)  # refused while anything is in it: another process's file stays
+        except OSError:
+            return
 
 
 class SqlStore:
@@ -73,7 +93,16 @@ class SqlStore:
         self.busy_timeout = busy_timeout_s()
         path = sqlite_path(url)
         made_here = path not in (None, ":memory:") and not read_only and not os.path.lexists(path)  # type: ignore[arg-type]
-        self.db = open_database(url, writing=not read_only, read_only=read_only)
+        folders = _missing_folders(path) if made_here else []  # type: ignore[arg-type]
+        try:
+            self.db = open_database(url, writing=not read_only, read_only=read_only)
+        except StorageError as exc:
+            # A disk with no room for the new file's first page fails as SQLite switches it to WAL,
+            # here and not below, and left the empty file and its folders behind. A file another
+            # process is switching to WAL (it holds the lock we timed out on) is that process's.
+            if made_here and "database is locked" not in str(exc):
+                _remove_empty_store(path, folders)  # type: ignore[arg-type]
+            raise
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.in_memory = sqlite_path(url) == ":memory:"
         self.models = models_for(self.db)
@@ -93,7 +122,7 @@ class SqlStore:
             self.close()
             cause, _ = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
             if made_here and not lock_timed_out(exc, is_sqlite=self.is_sqlite):
-                _remove_empty_store(path)  # type: ignore[arg-type]
+                _remove_empty_store(path, folders)  # type: ignore[arg-type]
             # a lock held past the busy timeout, a disk that cannot take the first write: the
             # environment's fault (exit 3), not the command's
             error = StoreUnavailable if environment_fault(exc, is_sqlite=self.is_sqlite) else StorageError
