@@ -100,7 +100,7 @@ class SqlStore:
             # A disk with no room for the new file's first page fails as SQLite switches it to WAL,
             # here and not below, and left the empty file and its folders behind. A file another
             # process is switching to WAL (it holds the lock we timed out on) is that process's.
-            if made_here and "database is locked" not in str(exc):
+            if made_here and not lock_timed_out(exc, is_sqlite=True):
                 _remove_empty_store(path, folders)  # type: ignore[arg-type]
             raise
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
