@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from .errors import WRITE_FAULT_ERRNOS
 from .wording import path_named
 
 __all__ = [
@@ -248,10 +249,13 @@ def output_refusal(path: str | os.PathLike[str]) -> str | None:
     model: ``is a folder``, ``names no file`` (a name of whitespace alone: an unset variable in
     ``--export-run "$OUT "``), ``cannot be made: FOLDER is a file, not a folder`` (a folder on its
     way is a file), ``cannot be made: File name too long`` (what the system says when it cannot
-    even look the path up), or that it is a file :func:`keep_from_outputs` keeps (the results
-    store's); ``None`` when it may be written. What only writing tells (a full disk, a folder
-    without write permission) is left to the write. ``--report html:reports`` with ``reports/`` a
-    folder ran every prompt, stored the run, then failed to write the report; ``--export-run " "``
+    even look the path up), ``cannot be made: no file can be made in FOLDER (Read-only file
+    system)`` (the folder it is written in, or the nearest one there to make its folders in, takes
+    no new file: a read-only mount, no permission; :func:`_unwritable`), or that it is a file
+    :func:`keep_from_outputs` keeps (the results store's); ``None`` when it may be written. What
+    only writing tells (a full disk, a device that refuses bytes) is left to the write.
+    ``--report html:reports`` with ``reports/`` a folder ran every prompt, stored the run, then
+    failed to write the report, and so did ``--report html:/readonly/r.html``; ``--export-run " "``
     wrote a file named by a space, and ``--export-run .evalkit/results.db`` was refused only after
     the run was stored."""
     given = Path(path)
@@ -277,7 +281,41 @@ def output_refusal(path: str | os.PathLike[str]) -> str | None:
             continue
         if not stat.S_ISDIR(mode_bits):
             return f"cannot be made: {path_named(folder)} is a file, not a folder"
-        return _name_too_long(Path(base or "", folder), given.relative_to(folder))
+        existing = Path(base or "", folder)
+        if (too_long := _name_too_long(existing, given.relative_to(folder))) is not None:
+            return too_long
+        try:
+            there: int | None = os.lstat(place).st_mode
+        except OSError:
+            there = None
+        # a device, a pipe or a descriptor's name is written into, never replaced: its folder need
+        # take no file (/dev/null is written by users who may not add a file to /dev)
+        return None if _written_into(place, there) else _unwritable(existing, folder)
+    return None
+
+
+#: The prefix of the empty file :func:`_unwritable` makes, and removes at once, to try a folder.
+_PROBE_PREFIX = ".evalkit-probe-"
+
+
+def _unwritable(existing: Path, named: Path) -> str | None:
+    """``cannot be made: no file can be made in FOLDER (why)`` when the folder ``existing`` (as the
+    user ``named`` it) takes no new file — every output is a new file there (the temporary file
+    renamed over the target, or the first of the folders made for it): a read-only mount, a
+    folder without write permission, ``/proc``. Tried by making an empty file in it and removing
+    it at once, the one test every file system answers truly (permission bits say nothing to
+    root, nor of a read-only mount, ACLs or a network file system). A fault of the environment
+    (:data:`~evalkit.errors.WRITE_FAULT_ERRNOS`: a full disk) is not the path's: left to the write,
+    which says it as such (exit 3)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=existing)
+    except OSError as exc:
+        if exc.errno in WRITE_FAULT_ERRNOS:
+            return None
+        return f"cannot be made: no file can be made in {path_named(named)} ({exc.strerror or exc})"
+    os.close(handle)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(probe)
     return None
 
 
