@@ -47,6 +47,7 @@ __all__ = [
     "NotARegularFile",
     "PIPE_READER_WAIT_S",
     "PIPE_STALL_S",
+    "PIPE_WRITER_WAIT_S",
     "append_text_file",
     "keep_from_outputs",
     "open_regular_file",
@@ -119,8 +120,12 @@ def open_regular_file(
     """Open ``path`` for reading (``mode`` ``"rb"`` or ``"r"``, ``options`` as :func:`open`'s) when,
     links followed, it is a regular file (or, with ``pipes``, a pipe); else :class:`NotARegularFile`,
     or ``IsADirectoryError`` for a folder. Opened without blocking, so a named pipe nobody writes
-    is not waited on: it reads as empty."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    is not waited on (:func:`read_whole_file` waits a moment for its writer). A path that cannot be
+    opened says what it is where the system's words would mislead (:func:`_unopenable`)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _unopenable(exc, path) from None
     try:
         mode_bits = os.fstat(descriptor).st_mode
         if stat.S_ISDIR(mode_bits):
@@ -135,16 +140,64 @@ def open_regular_file(
         raise
 
 
+def _unopenable(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc``, raised opening ``path`` to read, as the same kind of error saying what the path is
+    when the system's words mislead: a loop of symbolic links (``Too many levels of symbolic
+    links`` read as a missing file where a command looked first: `--config` said "does not
+    exist"), a symbolic link to nothing (``No such file or directory`` of a name that is there);
+    else ``exc`` itself."""
+    if exc.errno == errno.ELOOP:
+        said = f"a loop of symbolic links ({exc.strerror})"
+    elif exc.errno == errno.ENOENT and os.path.islink(path):
+        said = f"a symbolic link to {path_named(os.readlink(path))}, which does not exist"
+    else:
+        return exc
+    return type(exc)(exc.errno, said, str(path))
+
+
 #: How much :func:`read_whole_file` reads at a time.
 _READ_CHUNK = 1 << 20
+#: How long (seconds) :func:`read_whole_file` waits for a writer on a pipe nobody writes into.
+PIPE_WRITER_WAIT_S = 1.0
+
+
+def _pipe_start(descriptor: int, path: str | os.PathLike[str]) -> bytes:
+    """The first bytes of the pipe open at ``descriptor`` (empty when a writer holds it and has
+    written nothing yet: the caller then waits for its bytes). A pipe nobody writes into reads as
+    an empty file at once — ``--config fifo`` said the file "holds no settings (it is empty, or only
+    comments)" — so its writer (``cat conf > fifo &`` opens it only once evalkit reads) is waited
+    for :data:`PIPE_WRITER_WAIT_S`, then the pipe is refused as :class:`NotARegularFile`."""
+    deadline = time.monotonic() + PIPE_WRITER_WAIT_S
+    os.set_blocking(descriptor, False)
+    try:
+        while True:
+            try:
+                data = os.read(descriptor, _READ_CHUNK)
+            except BlockingIOError:  # a writer holds the pipe: its bytes are read as they come
+                return b""
+            if data or time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+    finally:
+        os.set_blocking(descriptor, True)
+    if not data:
+        raise NotARegularFile(
+            errno.ENXIO, f"not a regular file but a pipe nothing writes into (waited {PIPE_WRITER_WAIT_S:g} s for a writer)",
+            str(path),
+        )  # fmt: skip
+    return data
 
 
 def read_whole_file(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file or pipe ``path`` (:func:`open_regular_file`), at most ``limit``
-    of them; a longer one raises :class:`FileTooLarge` without being read past the limit."""
+    of them; a longer one raises :class:`FileTooLarge` without being read past the limit. A pipe
+    nothing writes into is refused once its writer was waited for (:func:`_pipe_start`)."""
     chunks: list[bytes] = []
     held = 0
     with open_regular_file(path, pipes=True) as handle:
+        if stat.S_ISFIFO(os.fstat(handle.fileno()).st_mode):
+            chunks.append(_pipe_start(handle.fileno(), path))  # before the buffered reader reads a byte
+            held = len(chunks[0])
         # In pieces: read(limit + 1) allocates the whole limit (256 MiB for a set file) up front.
         while held <= limit:
             chunk = handle.read(min(_READ_CHUNK, limit + 1 - held))
