@@ -572,6 +572,42 @@ def test_a_device_named_as_the_configuration_is_refused_naming_it(cli, command) 
     assert "cannot read configuration /dev/zero: not a regular file but a character device" in result.stderr
 
 
+@pytest.mark.parametrize("form", ["loop", "fifo", "dangling link"])
+def test_a_configuration_that_is_a_link_loop_or_a_pipe_nobody_writes_is_named_as_what_it_is(
+    cli, project, monkeypatch, form
+) -> None:
+    """``EVALKIT_CONFIG`` naming a loop of symbolic links said the file "does not exist", and a
+    named pipe nothing writes into "holds no settings (it is empty, or only comments)": each is
+    named as what it is, by the opener every file read whole goes through (textfiles)."""
+    from evalkit import textfiles
+
+    monkeypatch.setattr(textfiles, "PIPE_WRITER_WAIT_S", 0.2)
+    config = project / "evalkit.toml"
+    if form == "loop":
+        config.symlink_to("evalkit.toml")
+        said = "a loop of symbolic links (Too many levels of symbolic links)"
+    elif form == "fifo":
+        os.mkfifo(config)
+        said = "not a regular file but a pipe nothing writes into (waited 0.2 s for a writer)"
+    else:
+        config.symlink_to("moved.toml")
+        said = "a symbolic link to moved.toml, which does not exist"
+    result = cli("history", "evalkit.smoke", env={"EVALKIT_CONFIG": str(config)}, timeout=30)
+    assert result.code == 2, result.stderr
+    assert f"cannot read configuration {config} (named by EVALKIT_CONFIG): {said}" in result.stderr
+    assert "does not exist" not in result.stderr.replace("moved.toml, which does not exist", "")
+    assert "holds no settings" not in result.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"
+    if form == "fifo":  # a writer that opens it only once evalkit reads (`cat conf > fifo &`) is waited for
+        import threading
+
+        writer = threading.Thread(target=lambda: config.write_text("[gate]\nmax_pass_rate_drop = 0.2\n"), daemon=True)
+        writer.start()
+        piped = cli("history", "evalkit.smoke", env={"EVALKIT_CONFIG": str(config)}, timeout=30)
+        writer.join(timeout=10)
+        assert "cannot read" not in piped.stderr and "holds no settings" not in piped.stderr, piped.stderr
+
+
 def test_a_configuration_past_16_mib_is_refused_naming_the_limit(cli, project) -> None:
     (project / "evalkit.toml").write_bytes(b"#" * (16 * 1024 * 1024 + 1))
     result = cli("run", "evalkit.smoke", timeout=30)

@@ -84,14 +84,26 @@ def test_an_endless_device_is_refused_before_a_byte_is_read(device: str) -> None
         open_regular_file(device)
 
 
-def test_a_named_pipe_nobody_writes_reads_as_empty_instead_of_blocking(tmp_path: Path) -> None:
+def test_a_named_pipe_nobody_writes_is_refused_after_a_moment_instead_of_blocking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # it read as an empty file: a configuration "held no settings", a set file was empty
+    monkeypatch.setattr(textfiles, "PIPE_WRITER_WAIT_S", 0.2)
     fifo = tmp_path / "set.yaml"
     os.mkfifo(fifo)
-    done: list[bytes] = []
-    reader = threading.Thread(target=lambda: done.append(read_whole_file(fifo, 100)), daemon=True)
+    done: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_whole_file(fifo, 100)
+        except OSError as exc:
+            done.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     reader.join(timeout=10)
-    assert done == [b""]
+    assert len(done) == 1 and isinstance(done[0], NotARegularFile)
+    assert done[0].strerror == "not a regular file but a pipe nothing writes into (waited 0.2 s for a writer)"
     with pytest.raises(NotARegularFile, match="named pipe"):
         open_regular_file(fifo)  # a reader that streams or reads twice wants a regular file
 

@@ -341,14 +341,18 @@ def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
     return {identifier: dict(options) for identifier, options in table.items()}
 
 
-def _read(file: Path) -> Mapping[str, Any]:
+def _read(file: Path, named_by: str = "") -> Mapping[str, Any]:
+    """The settings of the configuration ``file`` (``[tool.evalkit]`` of a ``pyproject.toml``);
+    :class:`ConfigError` naming it (and ``named_by``: `` (named by EVALKIT_CONFIG)``) and why it
+    cannot be read (what :func:`~evalkit.textfiles.read_whole_file` says of it: a device, a pipe
+    nothing writes into, a loop of links), is not UTF-8 or not TOML."""
     from .textfiles import read_whole_file, utf8_text
 
     path = path_named(file)  # as messages name it: a line break in it would start a line
     try:
         data = tomllib.loads(utf8_text(read_whole_file(file, MAX_CONFIG_BYTES)))
     except OSError as exc:
-        raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read configuration {path}{named_by}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -513,7 +517,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         chosen, by = named
         if chosen.is_dir():
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
-        if not chosen.exists():
+        if not os.path.lexists(chosen):  # a link to nothing, a loop of links: reading it says which
             named_by = f" (named by {by})" if by == CONFIG_VARIABLE else ""
             raise ConfigError(f"configuration file {path_named(chosen)}{named_by} does not exist")
     else:
@@ -521,7 +525,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         if found is None:
             return Config(start=base)
         chosen = found
-    data = _read(chosen)
+    data = _read(chosen, f" (named by {named[1]})" if named is not None and named[1] == CONFIG_VARIABLE else "")
     if named is not None and not data and chosen.name != "pyproject.toml":
         _refuse_an_empty_named_file(chosen, named[1])
     where = path_named(chosen)  # a line break in the path would start a line in every message

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from .errors import WRITE_FAULT_ERRNOS
 from .wording import path_named
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "NotARegularFile",
     "PIPE_READER_WAIT_S",
     "PIPE_STALL_S",
+    "PIPE_WRITER_WAIT_S",
     "append_text_file",
     "keep_from_outputs",
     "open_regular_file",
@@ -118,8 +120,12 @@ def open_regular_file(
     """Open ``path`` for reading (``mode`` ``"rb"`` or ``"r"``, ``options`` as :func:`open`'s) when,
     links followed, it is a regular file (or, with ``pipes``, a pipe); else :class:`NotARegularFile`,
     or ``IsADirectoryError`` for a folder. Opened without blocking, so a named pipe nobody writes
-    is not waited on: it reads as empty."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    is not waited on (:func:`read_whole_file` waits a moment for its writer). A path that cannot be
+    opened says what it is where the system's words would mislead (:func:`_unopenable`)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _unopenable(exc, path) from None
     try:
         mode_bits = os.fstat(descriptor).st_mode
         if stat.S_ISDIR(mode_bits):
@@ -134,16 +140,64 @@ def open_regular_file(
         raise
 
 
+def _unopenable(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc``, raised opening ``path`` to read, as the same kind of error saying what the path is
+    when the system's words mislead: a loop of symbolic links (``Too many levels of symbolic
+    links`` read as a missing file where a command looked first: `--config` said "does not
+    exist"), a symbolic link to nothing (``No such file or directory`` of a name that is there);
+    else ``exc`` itself."""
+    if exc.errno == errno.ELOOP:
+        said = f"a loop of symbolic links ({exc.strerror})"
+    elif exc.errno == errno.ENOENT and os.path.islink(path):
+        said = f"a symbolic link to {path_named(os.readlink(path))}, which does not exist"
+    else:
+        return exc
+    return type(exc)(exc.errno, said, str(path))
+
+
 #: How much :func:`read_whole_file` reads at a time.
 _READ_CHUNK = 1 << 20
+#: How long (seconds) :func:`read_whole_file` waits for a writer on a pipe nobody writes into.
+PIPE_WRITER_WAIT_S = 1.0
+
+
+def _pipe_start(descriptor: int, path: str | os.PathLike[str]) -> bytes:
+    """The first bytes of the pipe open at ``descriptor`` (empty when a writer holds it and has
+    written nothing yet: the caller then waits for its bytes). A pipe nobody writes into reads as
+    an empty file at once — ``--config fifo`` said the file "holds no settings (it is empty, or only
+    comments)" — so its writer (``cat conf > fifo &`` opens it only once evalkit reads) is waited
+    for :data:`PIPE_WRITER_WAIT_S`, then the pipe is refused as :class:`NotARegularFile`."""
+    deadline = time.monotonic() + PIPE_WRITER_WAIT_S
+    os.set_blocking(descriptor, False)
+    try:
+        while True:
+            try:
+                data = os.read(descriptor, _READ_CHUNK)
+            except BlockingIOError:  # a writer holds the pipe: its bytes are read as they come
+                return b""
+            if data or time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+    finally:
+        os.set_blocking(descriptor, True)
+    if not data:
+        raise NotARegularFile(
+            errno.ENXIO, f"not a regular file but a pipe nothing writes into (waited {PIPE_WRITER_WAIT_S:g} s for a writer)",
+            str(path),
+        )  # fmt: skip
+    return data
 
 
 def read_whole_file(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file or pipe ``path`` (:func:`open_regular_file`), at most ``limit``
-    of them; a longer one raises :class:`FileTooLarge` without being read past the limit."""
+    of them; a longer one raises :class:`FileTooLarge` without being read past the limit. A pipe
+    nothing writes into is refused once its writer was waited for (:func:`_pipe_start`)."""
     chunks: list[bytes] = []
     held = 0
     with open_regular_file(path, pipes=True) as handle:
+        if stat.S_ISFIFO(os.fstat(handle.fileno()).st_mode):
+            chunks.append(_pipe_start(handle.fileno(), path))  # before the buffered reader reads a byte
+            held = len(chunks[0])
         # In pieces: read(limit + 1) allocates the whole limit (256 MiB for a set file) up front.
         while held <= limit:
             chunk = handle.read(min(_READ_CHUNK, limit + 1 - held))
@@ -248,10 +302,13 @@ def output_refusal(path: str | os.PathLike[str]) -> str | None:
     model: ``is a folder``, ``names no file`` (a name of whitespace alone: an unset variable in
     ``--export-run "$OUT "``), ``cannot be made: FOLDER is a file, not a folder`` (a folder on its
     way is a file), ``cannot be made: File name too long`` (what the system says when it cannot
-    even look the path up), or that it is a file :func:`keep_from_outputs` keeps (the results
-    store's); ``None`` when it may be written. What only writing tells (a full disk, a folder
-    without write permission) is left to the write. ``--report html:reports`` with ``reports/`` a
-    folder ran every prompt, stored the run, then failed to write the report; ``--export-run " "``
+    even look the path up), ``cannot be made: no file can be made in FOLDER (Read-only file
+    system)`` (the folder it is written in, or the nearest one there to make its folders in, takes
+    no new file: a read-only mount, no permission; :func:`_unwritable`), or that it is a file
+    :func:`keep_from_outputs` keeps (the results store's); ``None`` when it may be written. What
+    only writing tells (a full disk, a device that refuses bytes) is left to the write.
+    ``--report html:reports`` with ``reports/`` a folder ran every prompt, stored the run, then
+    failed to write the report, and so did ``--report html:/readonly/r.html``; ``--export-run " "``
     wrote a file named by a space, and ``--export-run .evalkit/results.db`` was refused only after
     the run was stored."""
     given = Path(path)
@@ -277,7 +334,41 @@ def output_refusal(path: str | os.PathLike[str]) -> str | None:
             continue
         if not stat.S_ISDIR(mode_bits):
             return f"cannot be made: {path_named(folder)} is a file, not a folder"
-        return _name_too_long(Path(base or "", folder), given.relative_to(folder))
+        existing = Path(base or "", folder)
+        if (too_long := _name_too_long(existing, given.relative_to(folder))) is not None:
+            return too_long
+        try:
+            there: int | None = os.lstat(place).st_mode
+        except OSError:
+            there = None
+        # a device, a pipe or a descriptor's name is written into, never replaced: its folder need
+        # take no file (/dev/null is written by users who may not add a file to /dev)
+        return None if _written_into(place, there) else _unwritable(existing, folder)
+    return None
+
+
+#: The prefix of the empty file :func:`_unwritable` makes, and removes at once, to try a folder.
+_PROBE_PREFIX = ".evalkit-probe-"
+
+
+def _unwritable(existing: Path, named: Path) -> str | None:
+    """``cannot be made: no file can be made in FOLDER (why)`` when the folder ``existing`` (as the
+    user ``named`` it) takes no new file — every output is a new file there (the temporary file
+    renamed over the target, or the first of the folders made for it): a read-only mount, a
+    folder without write permission, ``/proc``. Tried by making an empty file in it and removing
+    it at once, the one test every file system answers truly (permission bits say nothing to
+    root, nor of a read-only mount, ACLs or a network file system). A fault of the environment
+    (:data:`~evalkit.errors.WRITE_FAULT_ERRNOS`: a full disk) is not the path's: left to the write,
+    which says it as such (exit 3)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=existing)
+    except OSError as exc:
+        if exc.errno in WRITE_FAULT_ERRNOS:
+            return None
+        return f"cannot be made: no file can be made in {path_named(named)} ({exc.strerror or exc})"
+    os.close(handle)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(probe)
     return None
 
 

@@ -83,6 +83,34 @@ def test_a_report_path_that_can_never_be_written_is_refused_before_anything_runs
     assert sorted(p.name for p in (project / "reports").iterdir()) == []
 
 
+def test_a_report_path_in_a_folder_that_takes_no_file_is_refused_before_anything_runs(cli, project) -> None:
+    """`--report html:/readonly/r.html` (a read-only mount: root's permission bits do not stop it)
+    answered every prompt and stored the run; only the reporter at the end found the folder could
+    not take the file. It is refused first, exit 2, naming the option and the path, on `run` and on
+    `report -o`, and nothing is stored or left in the folder (the probe file is removed)."""
+    from tests.support.read_only import read_only_folder
+
+    answer_hostile(project)
+    (project / "rw").mkdir()
+    with read_only_folder(project / "ro") as folder:
+        for value in ("html:ro/r.html", "junit:ro/deeper/results.xml"):
+            result = cli("run", SET, "--provider", "app", "--report", "junit:rw/ok.xml", "--report", value)
+            assert result.code == 2, result.stderr
+            assert f"--report: the {value.split(':')[0]} report cannot be written to {value.split(':')[1]}: it cannot be made: " in result.stderr
+            assert "no file can be made in ro (Read-only file system)" in result.stderr
+            assert run_ids(project) == [], "nothing stored"
+        assert cli("run", SET, "--provider", "app").code == 0
+        (run_id,) = run_ids(project)
+        later = cli("report", run_id, "-o", "ro/run.html")
+        assert later.code == 2, later.stderr
+        assert "--output: the html report cannot be written to ro/run.html: it cannot be made: " in later.stderr
+        compared = cli("compare", run_id, run_id, "--report", "markdown:ro/c.md")
+        assert compared.code == 2 and "--report: the markdown report cannot be written to ro/c.md" in compared.stderr
+        assert list(folder.iterdir()) == []
+    assert list((project / "rw").iterdir()) == [], "no file left where the run was refused"
+    assert [p.name for p in project.iterdir() if p.name.startswith(".evalkit-probe-")] == []
+
+
 def test_a_failing_reporter_is_named_and_changes_neither_the_run_nor_its_exit_code(cli, project) -> None:
     answer_hostile(project)
     assert cli("run", SET, "--provider", "app").code == 0

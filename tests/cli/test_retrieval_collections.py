@@ -197,3 +197,25 @@ def test_an_export_path_no_write_could_make_is_refused_before_anything_is_stored
     assert result.code == 2 and refusal in result.stderr, result.stderr
     assert len(evalkit_cli("history", "beir.col", "--json").json()["runs"]) == before, "nothing stored"
     assert sorted(entry.name for entry in project.iterdir()) == [".evalkit", "col", "evalkit.toml"]
+
+
+def test_an_export_or_report_in_a_folder_that_takes_no_file_is_refused_before_anything_is_stored(
+    evalkit_cli, project, collection, tmp_path
+) -> None:
+    """``--export-run ro/run.txt`` on a read-only mount (root's permission bits do not stop it)
+    asked every question and stored the run, then failed; ``--report html:ro/r.html`` likewise,
+    its reporter failing at the end. Both are refused first, exit 2, naming the option and the path."""
+    from tests.support.read_only import read_only_folder
+
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    with read_only_folder(project / "ro") as folder:
+        for option, value, said in (
+            ("--export-run", "ro/run.txt", "--export-run ro/run.txt: cannot be made: "),
+            ("--export-qrels", "ro/qrels.txt", "--export-qrels ro/qrels.txt: cannot be made: "),
+            ("--report", "html:ro/r.html", "--report: the html report cannot be written to ro/r.html: it cannot be made: "),
+        ):
+            result = evalkit_cli("retrieval", "beir.col", "--deployment", "prod", option, value, env=env)
+            assert result.code == 2 and said in result.stderr, result.stderr
+            assert "no file can be made in ro (Read-only file system)" in result.stderr
+        assert list(folder.iterdir()) == []
+    assert not (project / ".evalkit").exists(), "nothing stored"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from evalkit.errors import UsageError
+from evalkit.errors import OutputFailed, UsageError
 from evalkit.questions import GoldenQuestion
 from evalkit.retrieval.ranking import Ranking
 from evalkit.retrieval.trec import export_scores, write_qrels, write_run
@@ -32,3 +34,20 @@ def test_ids_with_whitespace_cannot_be_written(tmp_path) -> None:
     with pytest.raises(UsageError, match="contains whitespace"):
         write_run(tmp_path / "run.txt", {"q 1": Ranking(("d",))}, "tag")
     assert not (tmp_path / "run.txt").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs /dev/full")
+def test_a_write_failure_is_the_paths_fault_or_the_environments_by_the_one_rule(tmp_path) -> None:
+    """Every write error of a TREC file was OutputFailed (exit 3), a folder or a path under a file
+    too: the one rule of every file a command writes (``errors.write_failed``) says the path's
+    fault is exit 2 and only the environment's (a full disk) is exit 3."""
+    (tmp_path / "a-file").write_text("not a folder")
+    (tmp_path / "a-folder").mkdir()
+    rankings = {"q1": Ranking(("d1",))}
+    for path in (tmp_path / "a-file" / "run.txt", tmp_path / "a-folder"):
+        with pytest.raises(UsageError, match="cannot write ") as caught:
+            write_run(path, rankings, "tag")
+        assert not isinstance(caught.value, OutputFailed) and caught.value.exit_code == 2
+    with pytest.raises(OutputFailed, match="cannot write /dev/full: No space left on device") as full:
+        write_qrels("/dev/full", [GoldenQuestion("q1", "t", expected_document_ids=["d1"])])
+    assert full.value.exit_code == 3

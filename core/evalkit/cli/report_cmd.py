@@ -98,7 +98,7 @@ def handle(args: Arguments) -> int:
 
     extra = report_targets(args)
     fmt = args.format or ("html" if not extra or args.output else None)
-    primary = (ReportTarget.parse(f"{fmt}:{args.output}" if args.output else fmt),) if fmt else ()
+    primary = (ReportTarget.parse(f"{fmt}:{args.output}" if args.output else fmt, option="--output"),) if fmt else ()
     targets = primary + extra
     repository = open_store(args)
     try:

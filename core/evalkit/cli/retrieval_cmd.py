@@ -210,7 +210,8 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     try:
         exported, unwritten = _export(args, outcome), None
     except (OutputFailed, UsageError) as exc:  # a full disk, a retriever's document id holding whitespace:
-        # the run is stored, so its outcome is still shown, then the failure (exit 3, never "nothing stored")
+        # the run is stored, so its outcome is still shown, then the failure (exit 3, never "nothing
+        # stored"), whatever write_failed made of it: a path's own fault is refused before the run
         exported, unwritten = [], OutputFailed(f"{exc}; run {outcome.run.id} is stored, the export is not written")
     if args.json:
         print_json(outcome_document(outcome))

@@ -61,8 +61,10 @@ class ReportTarget:
     unresolved: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> ReportTarget:
-        """``junit:out/results.xml``, ``markdown``, ``html:-`` → a target whose reporter exists."""
+    def parse(cls, text: str, option: str = "--report") -> ReportTarget:
+        """``junit:out/results.xml``, ``markdown``, ``html:-`` → a target whose reporter exists, and
+        whose path a write could make (:func:`~evalkit.textfiles.output_refusal`: refused here,
+        before anything runs, naming ``option``, the one that gave the path)."""
         name, colon, path = text.partition(":")
         name = name.strip()
         if not name:
@@ -73,7 +75,7 @@ class ReportTarget:
             )
         registry.find(GROUP, name)
         if path and path not in STDOUT_PATHS and (refusal := output_refusal(path)) is not None:
-            raise UsageError(f"the {name} report cannot be written to {path_named(path)}: it {refusal}")
+            raise UsageError(f"{option}: the {name} report cannot be written to {path_named(path)}: it {refusal}")
         return cls(name, STDOUT if path in STDOUT_PATHS else path or None)
 
 

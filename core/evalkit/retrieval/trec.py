@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from evalkit.errors import OutputFailed, UsageError
+from evalkit.errors import UsageError, write_failed
 from evalkit.questions import GoldenQuestion
 from evalkit.textfiles import write_text_file
 
@@ -61,13 +61,17 @@ def export_scores(ranking: Ranking) -> tuple[float, ...]:
 
 
 def _write(path: str | os.PathLike[str], lines: Iterable[str]) -> Path:
+    """Write ``lines`` to ``path`` whole; a write that fails ends as every file a command writes
+    does (:func:`~evalkit.errors.write_failed`): :class:`~evalkit.errors.OutputFailed` for the
+    environment's fault (a full disk, an I/O error), else :class:`~evalkit.errors.UsageError` (the
+    path is a folder, read-only, under a file)."""
     target = Path(path)
     try:
         write_text_file(target, lines)
-    except OSError as exc:  # a full disk, an I/O error: the environment's fault (exit 3)
+    except OSError as exc:
         from ..wording import path_named
 
-        raise OutputFailed(f"cannot write {path_named(target)}: {exc.strerror or exc}") from None
+        raise write_failed(f"cannot write {path_named(target)}: {exc.strerror or exc}", exc) from None
     return target
 
 
