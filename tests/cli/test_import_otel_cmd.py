@@ -415,7 +415,7 @@ def test_an_export_request_with_a_key_written_twice_is_not_read_as_protojson_ref
 def test_a_set_file_a_full_disk_cannot_take_is_exit_3_and_leaves_nothing(evalkit_cli, project: Path) -> None:
     # A full disk is the environment's fault (exit 3, as `evalkit --help` says of output that cannot
     # be written); the import said it as bad usage, exit 2.
-    from tests.support.full_disk import full_disk
+    from tests.support.tmpfs import full_disk
 
     write_traces(project / "prod.jsonl")
     with full_disk(project / "disk") as disk:

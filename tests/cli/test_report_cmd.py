@@ -88,7 +88,7 @@ def test_a_report_path_in_a_folder_that_takes_no_file_is_refused_before_anything
     answered every prompt and stored the run; only the reporter at the end found the folder could
     not take the file. It is refused first, exit 2, naming the option and the path, on `run` and on
     `report -o`, and nothing is stored or left in the folder (the probe file is removed)."""
-    from tests.support.read_only import read_only_folder
+    from tests.support.tmpfs import read_only_folder
 
     answer_hostile(project)
     (project / "rw").mkdir()

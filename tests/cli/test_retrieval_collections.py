@@ -205,7 +205,7 @@ def test_an_export_or_report_in_a_folder_that_takes_no_file_is_refused_before_an
     """``--export-run ro/run.txt`` on a read-only mount (root's permission bits do not stop it)
     asked every question and stored the run, then failed; ``--report html:ro/r.html`` likewise,
     its reporter failing at the end. Both are refused first, exit 2, naming the option and the path."""
-    from tests.support.read_only import read_only_folder
+    from tests.support.tmpfs import read_only_folder
 
     env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
     with read_only_folder(project / "ro") as folder:

@@ -572,7 +572,7 @@ def test_a_project_whose_folder_name_reads_as_a_pattern_finds_its_set_files(
 def test_init_on_a_full_disk_is_exit_3_and_leaves_nothing(evalkit_cli, project: Path) -> None:
     # A full disk is the environment's fault (exit 3, as `evalkit --help` says of output that cannot
     # be written); init said it as bad usage, exit 2.
-    from tests.support.full_disk import full_disk
+    from tests.support.tmpfs import full_disk
 
     with full_disk(project / "disk") as disk:
         result = evalkit_cli("init", "disk")

@@ -407,7 +407,7 @@ def test_5_a_store_the_disk_cannot_take_when_it_is_made_is_exit_3_and_leaves_no_
 def test_5_a_new_store_on_a_full_disk_is_exit_3_and_leaves_no_empty_file_or_folder(project, evalkit_cli) -> None:
     # A disk with no room at all fails the new store as SQLite switches it to WAL, before its
     # first page: exit 3 was said, but an empty results.db (and the folders made for it) stayed.
-    from tests.support.full_disk import full_disk
+    from tests.support.tmpfs import full_disk
 
     with full_disk(project / "disk") as disk:
         store = disk / "stores" / "results.db"
