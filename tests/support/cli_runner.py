@@ -386,10 +386,14 @@ def _importable(folders: Sequence[str]) -> Iterator[None]:
 
 
 def _forget_plugin_scan() -> None:
-    """Make the plugin registry look at ``sys.path`` again, as a new process would."""
+    """Make the plugin registry look at ``sys.path`` again, as a new process would.
+
+    Forgotten, not scanned again here: the next lookup scans (the command's own, or the next
+    call's), once; an eager scan on the way in and out cost two reads of every distribution's
+    metadata per call, a third of a short command's time."""
     from evalkit import registry
 
-    registry.scan(refresh=True)
+    registry.forget()
 
 
 def _top_level_names(folders: Sequence[str]) -> set[str]:
