@@ -2,7 +2,7 @@
 
 :class:`InProcessRunner` runs ``evalkit ARGS`` inside the test process through click's
 ``CliRunner`` (``CliRunner().invoke(evalkit, ARGS)``; the root group's ``main`` is evalkit's own
-entry, :func:`evalkit.cli.main`): about 0.15 s a call where a ``python -m evalkit`` child costs
+entry, :func:`evalkit.cli.main`): about 0.09 s a call where a ``python -m evalkit`` child costs
 over a second. It gives tests what a child gave them — the exit code and everything written to
 standard output and standard error, as text — and for the length of the call it recreates what a
 fresh ``python -m evalkit`` would have found:
