@@ -30,11 +30,13 @@ def suite_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(autouse=True)
 def fresh_plugin_scan() -> Iterator[None]:
     """Forget the per-process plugin scan after each test: a test that put distributions on
-    ``sys.path`` (monkeypatch undoes that) must not leave their entry points to the next test."""
+    ``sys.path`` (monkeypatch undoes that) must not leave their entry points to the next test.
+    The next lookup scans again; scanning here would read every distribution's metadata after
+    each of the suite's tests, most of which never look a plugin up."""
     yield
     from evalkit import registry
 
-    registry.scan(refresh=True)
+    registry.forget()
 
 
 @pytest.fixture

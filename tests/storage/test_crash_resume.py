@@ -71,6 +71,7 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
     assert killed.status is RunStatus.RUNNING, "a process killed outright leaves its run marked running"
     assert 10 <= len(stored_before) < SIZE
 
+    chat_server.delay = 0.0  # the slow endpoint let the kill land mid-run; the resume need not wait
     resumed = evalkit_cli("run", SET, "--resume", "--json", env=env)
     assert resumed.code == 0, resumed.stderr
     document = resumed.json()
@@ -140,6 +141,7 @@ def test_prune_keeps_a_run_a_live_process_is_answering_and_takes_a_killed_one(
         pruned = evalkit_cli("db", "prune", "--older-than", "1s", env=env)
         assert pruned.code == 0, pruned.stderr
         assert "Pruned 1 run" in pruned.stdout and "1 run being answered now was kept" in pruned.stdout, pruned.stdout
+        chat_server.delay = 0.0  # the live run was kept under way through the prune; it may finish now
         stdout, stderr = live.communicate(timeout=120)
     finally:
         if live.poll() is None:
@@ -184,6 +186,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
     listed = evalkit_cli("history", SET, "--json", env=env).json()["runs"][0]
     assert listed["run_id"] == run_id and listed["answered"] == n, listed
 
+    chat_server.delay = 0.0  # the slow endpoint let Ctrl-C land mid-run; the resume need not wait
     resumed = evalkit_cli("run", SET, "--resume", run_id, "--json", env=env)
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete" and resumed.json()["answered"] == SIZE

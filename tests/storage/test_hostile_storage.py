@@ -435,6 +435,7 @@ def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
     assert_store_fault(process.returncode, stderr, "database is locked after 1 s", "locked-out", marked=False)
     run = stored(database_url, "locked-out")
     assert run.status is RunStatus.RUNNING and 5 <= len(run.cases) < 240
+    chat_server.delay = 0.0  # the slow endpoint kept the run under way while the lock was taken; no longer needed
     resumed = evalkit_cli("run", "storagekit.wide", "--resume", "locked-out", "--json", env=env)
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
@@ -469,6 +470,7 @@ def test_5_a_lost_postgresql_connection_ends_the_run_with_exit_3(
         assert_store_fault(process.returncode, stderr, "connection to PostgreSQL lost", "pg-gone", marked=True)
         run = stored(database_url, "pg-gone")
         assert run.status is RunStatus.INTERRUPTED and 5 <= len(run.cases) < 240
+        chat_server.delay = 0.0  # the slow endpoint kept the run under way while its connection was cut; no longer needed
         resumed = evalkit_cli("run", "storagekit.wide", "--resume", "pg-gone", "--json", env=env)
         assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
