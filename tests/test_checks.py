@@ -676,3 +676,28 @@ def _deep_schema(levels: int) -> dict:
 def test_a_schema_that_no_check_could_use_is_refused_at_validation(schema: object, problems: list[str]) -> None:
     assert list(BUILTIN_KINDS["json_schema"].validate(schema)) == problems
     assert list(BUILTIN_KINDS["tool_args"].validate({"name": "t", "schema": schema})) == [f"schema {p}" for p in problems]
+
+
+def test_a_plugin_kind_under_a_built_in_name_is_still_called_as_a_plugin() -> None:
+    """The built-in text kinds skip the plugin call's guard only for their own evaluator: a plugin
+    kind named ``contains`` whose evaluator returns a coroutine is refused as before."""
+    from evalkit.checks import AssertionKind
+
+    async def later(value: object, answer: Answer) -> bool:
+        return True
+
+    kinds = {**BUILTIN_KINDS, "contains": AssertionKind("contains", later)}
+    check = evaluate(Assertion.contains("Paris"), Answer(text="Paris"), kinds)
+    assert not check.passed and check.error is not None and "TypeError" in check.error
+
+
+def test_a_built_in_kind_on_a_str_subclass_answer_or_value_goes_through_the_guard() -> None:
+    """A value of a ``str`` subclass is no exact type: its own methods (a plugin's code) run under
+    the guard, so what it raises past ``except Exception`` is carried into an errored check."""
+
+    class Odd(str):
+        def strip(self, chars: object = None) -> str:
+            raise GeneratorExit
+
+    check = evaluate(Assertion("exact", Odd("Paris")), Answer(text="Paris"), BUILTIN_KINDS)
+    assert not check.passed and check.error is not None and "GeneratorExit" in check.error

@@ -146,6 +146,8 @@ class Message:
 
 def messages_of(value: Iterable[Message | Mapping[str, Any]] | None) -> tuple[Message, ...]:
     """Turns as ``Message`` objects (mappings converted)."""
+    if type(value) is tuple and not value:  # a plain prompt's: the same empty tuple, without a generator
+        return ()
     return tuple(Message.coerce(item) for item in value or ())
 
 
@@ -184,6 +186,8 @@ class Tool:
 
 def tools_of(value: Iterable[Tool | Mapping[str, Any]] | None) -> tuple[Tool, ...]:
     """Tools as ``Tool`` objects (OpenAI function objects converted)."""
+    if type(value) is tuple and not value:  # a plain prompt's: the same empty tuple, without a generator
+        return ()
     return tuple(Tool.coerce(item) for item in value or ())
 
 
@@ -217,6 +221,8 @@ class CannedResult:
 
 def canned_results_of(value: Iterable[CannedResult | Mapping[str, Any]] | None) -> tuple[CannedResult, ...]:
     """Canned results as ``CannedResult`` objects (mappings converted)."""
+    if type(value) is tuple and not value:  # a plain prompt's: the same empty tuple, without a generator
+        return ()
     return tuple(CannedResult.coerce(item) for item in value or ())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import functools
 import json
 import math
 import numbers
@@ -221,6 +222,8 @@ def yardstick_problem(yardstick: object) -> str | None:
     if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
         shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
         return f"must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}"
+    if type(yardstick) is str:  # the same few yardsticks in every case of a run: judged once each
+        return _str_disguise(yardstick)
     return _disguise(yardstick)  # one that prints as another it never equals
 
 
@@ -231,6 +234,13 @@ def _disguise(yardstick: str) -> str | None:
     from .printable import not_nfc
 
     return hidden_problem(yardstick) or not_nfc(yardstick)
+
+
+@functools.lru_cache(maxsize=64)
+def _str_disguise(yardstick: str) -> str | None:
+    """:func:`_disguise` of exactly a ``str`` (whose hash and equality are the text's own), kept for
+    the last 64 yardsticks: a run's grader returns the same one in every case."""
+    return _disguise(yardstick)
 
 
 def _detail_problems(detail: object) -> list[str]:

@@ -66,6 +66,9 @@ def prompt_digest(prompt: GoldenPrompt) -> str:
     """The digest of what the model is asked for a prompt: its prompt and system prompt, and
     nothing of its checks or reference (an answer to it answers the same question however it is
     graded: what a re-grade and ``--answers-from`` compare)."""
+    texts = scalar_texts((prompt.prompt, prompt.system_prompt), ascii=True)
+    if texts is not None:  # the canonical JSON written directly: the same text, without an encoder per call
+        return "sha256:" + hashlib.sha256(f'["prompt-request-v1",{texts[0]},{texts[1]}]'.encode("ascii")).hexdigest()
     return _digest(["prompt-request-v1", prompt.prompt, prompt.system_prompt])
 
 
