@@ -561,12 +561,6 @@ BUILTIN_KINDS: Mapping[str, AssertionKind] = {
 }
 
 
-#: The built-in kinds whose evaluator reads only the answer's text, and the exact types of value
-#: for which it calls nothing but ``str``'s, ``int``'s and the ``regex`` module's own methods.
-_TEXT_EVALUATORS: Mapping[str, Evaluator] = {name: BUILTIN_KINDS[name].evaluate for name in ("exact", "contains", "regex", "max_words")}
-_TEXT_KIND_VALUES = frozenset({str, int})
-
-
 def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, AssertionKind]) -> Check:
     """Evaluate one assertion against an answer; a plugin kind that raises yields an errored check.
 
@@ -584,14 +578,7 @@ def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, Assertion
             return Check(name, False, detail=f"the model gave no reply {turn} (replies: {_reply_count(answer)})")
         answer = reply
     try:
-        value, evaluator = assertion.value, kind.evaluate
-        if evaluator is _TEXT_EVALUATORS.get(assertion.kind) and type(value) in _TEXT_KIND_VALUES and type(answer) is Answer and type(answer.text) is str:
-            # evalkit's own evaluator on exact built-in values: no plugin code runs in it (no fork,
-            # no awaitable returned, nothing raised that carried() would carry), so the guard of a
-            # plugin's call is left out; every other evaluator, value or answer goes through it
-            outcome = evaluator(value, answer)
-        else:
-            outcome = carried(evaluator, value, answer)
+        outcome = carried(kind.evaluate, assertion.value, answer)
     except PLUGIN_FAILURES as exc:  # a plugin's evaluator must not take the run down
         return Check(name, False, error=f"{assertion.kind} check raised {exception_text(exc, lines=True)}")
     if isinstance(outcome, Check):

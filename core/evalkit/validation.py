@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from . import prompts as prompt_types
-from .checks import BUILTIN_KINDS, AssertionKind
+from .checks import AssertionKind
 from .conversation_rules import conversation_problems
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
 from .grading import MAX_CHECKS
@@ -481,12 +481,6 @@ class _Pace:
         self._report(count, True)
 
 
-#: The built-in kinds' validators that call nothing but ``str``'s and ``int``'s methods and evalkit's
-#: own pattern compiler on a value of one of these exact types.
-_TEXT_VALIDATORS: Mapping[str, Any] = {name: BUILTIN_KINDS[name].validate for name in ("exact", "contains", "regex", "max_words")}
-_TEXT_KIND_VALUES = frozenset({str, int})
-
-
 def _issues(kind: Any, value: Any) -> list[Any]:
     """What an assertion kind's validator says of ``value``, read whole."""
     return list(kind.validate(value))
@@ -543,11 +537,7 @@ def _prompt_problems(
             problems.append(f"{at}: field {field}: unknown assertion kind; known kinds: {known}")
             continue
         try:
-            value = assertion.value
-            if kind.validate is _TEXT_VALIDATORS.get(assertion.kind) and type(value) in _TEXT_KIND_VALUES:
-                issues = _issues(kind, value)  # evalkit's own validator on an exact str or int: no plugin call to guard
-            else:
-                issues = carried(_issues, kind, value)
+            issues = carried(_issues, kind, assertion.value)
         except PLUGIN_FAILURES as exc:  # a plugin's validator must not hide the other problems
             issues = [f"validator raised {exception_text(exc)}"]
         problems.extend(f"{at}: field {field} {issue}" for issue in issues)
