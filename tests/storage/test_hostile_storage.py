@@ -188,19 +188,10 @@ def test_4_undecodable_question_and_document_ids_are_stored_exactly(
 @pytest.fixture
 def tiny_filesystem(tmp_path: Path):  # noqa: ANN201 - yields the mount point
     """A 384 KiB tmpfs (needs root and mount; skipped where either is missing)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mount)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    from tests.support.tmpfs import mounted_tmpfs
+
+    with mounted_tmpfs(tmp_path / "tiny", "size=384k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 def assert_store_fault(result_code: int, stderr: str, cause: str, run_id: str, marked: bool | None) -> bool:
