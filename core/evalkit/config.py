@@ -513,19 +513,21 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     when there is none."""
     base = cwd or Path.cwd()
     named = named_config(path)
+    named_by = ""  # what a message adds after the file's name: the variable that named it
     if named is not None:
         chosen, by = named
+        if by == CONFIG_VARIABLE:
+            named_by = f" (named by {by})"
         if chosen.is_dir():
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not os.path.lexists(chosen):  # a link to nothing, a loop of links: reading it says which
-            named_by = f" (named by {by})" if by == CONFIG_VARIABLE else ""
             raise ConfigError(f"configuration file {path_named(chosen)}{named_by} does not exist")
     else:
         found = find_config(base)
         if found is None:
             return Config(start=base)
         chosen = found
-    data = _read(chosen, f" (named by {named[1]})" if named is not None and named[1] == CONFIG_VARIABLE else "")
+    data = _read(chosen, named_by)
     if named is not None and not data and chosen.name != "pyproject.toml":
         _refuse_an_empty_named_file(chosen, named[1])
     where = path_named(chosen)  # a line break in the path would start a line in every message

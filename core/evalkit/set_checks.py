@@ -291,9 +291,8 @@ def _option_tables(config: Config) -> list[ConfiguredProblem]:
             continue
         declared = {record.name for group in groups for record in registry.records(group)}
         for name in sorted(n for n in written if n not in declared):
-            what = "grader" if kind == "grader" else "set provider"
             reason = (
-                f"[{table}.{table_key(name, always_quoted=True)}] holds the options of {what} {quoted(name)}, "
+                f"[{table}.{table_key(name, always_quoted=True)}] holds the options of {kind.replace('_', ' ')} {quoted(name)}, "
                 f"which no installed distribution declares: they apply to nothing.{did_you_mean(name, sorted(declared))}"
             )
             problems.append(ConfiguredProblem(kind, name, reason))
